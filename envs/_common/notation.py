@@ -1,0 +1,49 @@
+"""Small helpers shared by the engines: checking an action's type and range, legal-action tables."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
+
+# Tables of legal-action tuples indexed by a bit mask are built for up to this many actions.
+_MAX_TABLE_BITS = 16
+
+
+def check_action(action: object, num_actions: int) -> int:
+    """Return ``action`` as a plain int, or raise a clear error if it is not one in range.
+
+    Accepts Python and numpy integers and 0-d / single-element integer arrays; rejects bools,
+    floats, strings and anything else with :class:`ActionTypeError`.
+    """
+    if type(action) is int and 0 <= action < num_actions:  # fast path for the common case
+        return action
+    if isinstance(action, np.ndarray):
+        if action.size != 1 or not np.issubdtype(action.dtype, np.integer):
+            raise ActionTypeError(
+                f"action must be a single integer, got an array of shape {action.shape} "
+                f"and dtype {action.dtype}"
+            )
+        action = action.reshape(()).item()
+    if isinstance(action, bool | np.bool_) or not isinstance(action, numbers.Integral):
+        raise ActionTypeError(
+            f"action must be an integer in 0..{num_actions - 1}, got {action!r} "
+            f"of type {type(action).__name__}"
+        )
+    action = int(action)
+    if not 0 <= action < num_actions:
+        raise IllegalActionError(
+            f"action {action} is out of range: actions are 0..{num_actions - 1}"
+        )
+    return action
+
+
+def action_tuples(num_actions: int) -> tuple[tuple[int, ...], ...] | None:
+    """For every bit mask over ``num_actions`` actions, the tuple of set bits (None if too many)."""
+    if num_actions > _MAX_TABLE_BITS:
+        return None
+    return tuple(
+        tuple(i for i in range(num_actions) if mask >> i & 1) for mask in range(1 << num_actions)
+    )
