@@ -5,19 +5,36 @@ Each game is a PettingZoo AEC environment module with ``env(**options)`` and ``r
     from spieltisch.envs import kalaha_v0
     env = kalaha_v0.env(render_mode="ansi")
 
-The rules engines (no RL library needed) live in the per-game packages, e.g.
-``spieltisch.envs.kalaha.KalahaGame``. The env modules are imported on first use, so that using
-an engine alone does not import PettingZoo.
+or by game name: ``spieltisch.envs.make("kalaha", pits=4)``. The rules engines (no RL library
+needed) live in the per-game packages, e.g. ``spieltisch.envs.kalaha.KalahaGame``. The env
+modules are imported on first use, so that using an engine alone does not import PettingZoo.
 """
 
+from __future__ import annotations
+
 import importlib
+from types import ModuleType
+from typing import Any
 
-ENV_MODULES = ("kalaha_v0", "hus_v0")
+#: game name -> env module name (the version suffix changes only when behaviour changes)
+GAMES = {"kalaha": "kalaha_v0", "hus": "hus_v0"}
 
-__all__ = list(ENV_MODULES)
+__all__ = ["GAMES", "env_module", "make", *GAMES.values()]
 
 
-def __getattr__(name: str):
-    if name in ENV_MODULES:
+def env_module(game: str) -> ModuleType:
+    """The env module of ``game`` (a name of :data:`GAMES`)."""
+    if game not in GAMES:
+        raise ValueError(f"unknown game {game!r}; games are {sorted(GAMES)}")
+    return importlib.import_module(f"spieltisch.envs.{GAMES[game]}")
+
+
+def make(game: str, **options: Any) -> Any:
+    """``env(**options)`` of the game named ``game``, with PettingZoo's standard wrappers."""
+    return env_module(game).env(**options)
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in GAMES.values():
         return importlib.import_module(f"spieltisch.envs.{name}")
     raise AttributeError(f"module 'spieltisch.envs' has no attribute {name!r}")

@@ -22,7 +22,6 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
-
 from spieltisch.envs._common.errors import ActionTypeError, GameOverError, IllegalActionError
 from spieltisch.envs._common.notation import check_action
 
@@ -46,6 +45,8 @@ class TurnBasedEnv(AECEnv):
     observation_dtype: type = np.float32
     observation_low: float = 0.0
     observation_high: float = np.inf
+    #: False for games with hidden information: agents then get no engine state
+    perfect_information: bool = True
 
     def __init__(
         self,
@@ -157,6 +158,11 @@ class TurnBasedEnv(AECEnv):
         self.agent_selection = self._agent_of_seat[self.state.current_player]
         if self.render_mode == "human":
             self.render()
+
+    def agent_state(self) -> Any | None:
+        """What an agent may see of the engine: a copy of the state in perfect-information
+        games (so search agents can look ahead), ``None`` where information is hidden."""
+        return self.state.clone() if self.perfect_information else None
 
     def seat_of(self, agent: str) -> int:
         """The engine seat of ``agent`` (seat 0 moves first)."""

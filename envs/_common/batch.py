@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-
 from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-
 from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
 
 # Tables of legal-action tuples indexed by a bit mask are built for up to this many actions.

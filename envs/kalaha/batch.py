@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-
 from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
 from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState, legal_bits, sow
 

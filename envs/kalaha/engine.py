@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
-
 from spieltisch.envs._common.errors import GameOverError, IllegalActionError, PositionFormatError
 from spieltisch.envs._common.jit import direct_entry
 from spieltisch.envs._common.notation import action_tuples, check_action

@@ -48,7 +48,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from spieltisch.envs._common import draw as d
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState, render_text
@@ -56,7 +55,7 @@ from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState, render_text
 REWARD_MODES = ("win", "score")
 
 
-class raw_env(TurnBasedEnv):  # noqa: N801 (PettingZoo's naming convention)
+class raw_env(TurnBasedEnv):
     """Kalaha as a PettingZoo AEC env without wrappers (raises on illegal actions)."""
 
     metadata = {**TurnBasedEnv.metadata, "name": "kalaha_v0"}

@@ -1,0 +1,95 @@
+"""``spieltisch play``: watch agents play a game, rendered as text."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import yaml
+from spieltisch.agents.match import play_game
+from spieltisch.agents.registry import make_agent
+from spieltisch.envs import GAMES, make
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``["pits=4", "rules=standard"]`` -> ``{"pits": 4, "rules": "standard"}`` (YAML values)."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"game options are written KEY=VALUE, got {pair!r}")
+        options[key] = yaml.safe_load(value)
+    return options
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "play",
+        help="play a game between agents and show it",
+        description=(
+            "Play a game between agents and print the board after every move. "
+            "Example: spieltisch play kalaha --agents random random"
+        ),
+    )
+    p.add_argument("game", choices=sorted(GAMES), help="the game")
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        default=["random", "random"],
+        metavar="AGENT",
+        help="one agent name per seat, in seat order (default: random random)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the game and the agents")
+    p.add_argument("--games", type=int, default=1, help="number of games (default 1)")
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option, e.g. -o pits=4 -o rules=standard (repeatable)",
+    )
+    p.add_argument("--quiet", action="store_true", help="print only the results, not the boards")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        options = parse_options(args.option)
+        env = make(args.game, render_mode=None if args.quiet else "ansi", **options)
+    except (ValueError, TypeError) as err:
+        print(f"spieltisch play: {err}", file=sys.stderr)
+        return 2
+    if len(args.agents) != len(env.possible_agents):
+        print(
+            f"spieltisch play: {args.game} needs {len(env.possible_agents)} agents "
+            f"(--agents), got {len(args.agents)}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        agents = {
+            name: make_agent(agent, args.game, seed=args.seed + i, game_options=options)
+            for i, (name, agent) in enumerate(zip(env.possible_agents, args.agents, strict=True))
+        }
+    except ValueError as err:
+        print(f"spieltisch play: {err}", file=sys.stderr)
+        return 2
+
+    def show(agent_name: str, action: int) -> None:
+        print(f"\n{agent_name} ({agents[agent_name].name}) plays {action}")
+        print(env.render())
+
+    for game_index in range(args.games):
+        seed = args.seed + game_index
+        if not args.quiet:
+            env.reset(seed=seed)
+            print(f"=== game {game_index + 1}, seed {seed}\n{env.render()}")
+        record = play_game(env, agents, seed=seed, on_move=None if args.quiet else show)
+        result = ", ".join(
+            f"{a} ({agents[a].name}): {r:+g}" for a, r in sorted(record.rewards.items())
+        )
+        end = "truncated" if record.truncated else "over"
+        print(f"game {game_index + 1} {end} after {record.num_moves} moves: {result}")
+    return 0
