@@ -46,7 +46,9 @@ def legal_actions_of(observation: dict[str, np.ndarray]) -> np.ndarray:
     """The legal actions named by an observation's mask; raises if there are none."""
     legal = np.flatnonzero(observation["action_mask"])
     if legal.size == 0:
-        raise ValueError("the observation's action_mask allows no action: it is not this agent's turn")
+        raise ValueError(
+            "the observation's action_mask allows no action: it is not this agent's turn"
+        )
     return legal
 
 

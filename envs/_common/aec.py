@@ -57,7 +57,9 @@ class TurnBasedEnv(AECEnv):
     ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}"
+            )
         if isinstance(max_turns, bool) or not isinstance(max_turns, int | np.integer):
             raise TypeError(f"max_turns must be an integer, got {max_turns!r}")
         if max_turns < 1:
@@ -91,7 +93,10 @@ class TurnBasedEnv(AECEnv):
         raise NotImplementedError
 
     def _state_from_text(self, text: str) -> Any:
-        """An engine state from the game's position notation (``reset(options={"position": ...})``)."""
+        """An engine state from the game's position notation.
+
+        Used by ``reset(options={"position": text})``.
+        """
         raise NotImplementedError(f"{type(self).__name__} cannot start from a position")
 
     def _observation(self, seat: int) -> np.ndarray:
@@ -119,7 +124,7 @@ class TurnBasedEnv(AECEnv):
     def _render_rgb(self) -> np.ndarray:
         raise NotImplementedError
 
-    # --- PettingZoo API ----------------------------------------------------------------------------
+    # --- PettingZoo API --------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
 

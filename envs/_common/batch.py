@@ -31,7 +31,9 @@ def check_batch_actions(
     num_games, num_actions = legal_mask.shape
     arr = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
     if arr.shape != (num_games,):
-        raise ActionTypeError(f"expected one action per game, shape ({num_games},), got {arr.shape}")
+        raise ActionTypeError(
+            f"expected one action per game, shape ({num_games},), got {arr.shape}"
+        )
     if not np.issubdtype(arr.dtype, np.integer):
         raise ActionTypeError(f"actions must be integers, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.int64)

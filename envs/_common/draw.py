@@ -61,7 +61,11 @@ def draw_pit(
 
 
 def write(
-    draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int = 18, anchor: str = "la"
+    draw: ImageDraw.ImageDraw,
+    xy: tuple[float, float],
+    text: str,
+    size: int = 18,
+    anchor: str = "la",
 ) -> None:
     draw.text(xy, text, fill=TEXT, font=font(size), anchor=anchor)
 

@@ -1,4 +1,5 @@
-"""Kalaha: rules engine (:mod:`.engine`), batched engine (:mod:`.batch`), PettingZoo env (:mod:`.env`)."""
+"""Kalaha: rules engine (:mod:`.engine`), batched engine (:mod:`.batch`), PettingZoo env
+(:mod:`.env`)."""
 
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
 

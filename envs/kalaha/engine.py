@@ -335,24 +335,24 @@ def parse_position(text: str, pits: int) -> tuple[np.ndarray, int, bool | None]:
         raise PositionFormatError(f"a Kalaha position must be a string, got {type(text).__name__}")
     fields = text.split()
     if len(fields) not in (3, 4) or (len(fields) == 4 and fields[3] != "end"):
-        raise PositionFormatError(
-            f"expected 'PITS/STORE PITS/STORE PLAYER [end]', got {text!r}"
-        )
+        raise PositionFormatError(f"expected 'PITS/STORE PITS/STORE PLAYER [end]', got {text!r}")
     board = np.zeros(2 * pits + 2, dtype=BOARD_DTYPE)
-    for seat, field in enumerate(fields[:2]):
-        if field.count("/") != 1:
-            raise PositionFormatError(f"seat {seat}: expected 'pit,pit,.../store', got {field!r}")
-        pit_text, store_text = field.split("/")
+    for seat, side_text in enumerate(fields[:2]):
+        if side_text.count("/") != 1:
+            raise PositionFormatError(
+                f"seat {seat}: expected 'pit,pit,.../store', got {side_text!r}"
+            )
+        pit_text, store_text = side_text.split("/")
         cells = pit_text.split(",")
         if len(cells) != pits:
             raise PositionFormatError(
-                f"seat {seat}: expected {pits} pits, got {len(cells)} in {field!r}"
+                f"seat {seat}: expected {pits} pits, got {len(cells)} in {side_text!r}"
             )
         first = seat * (pits + 1)
         for i, cell in enumerate([*cells, store_text]):
             if not cell.isdigit():
                 raise PositionFormatError(
-                    f"seat {seat}: {cell!r} is not a non-negative whole number in {field!r}"
+                    f"seat {seat}: {cell!r} is not a non-negative whole number in {side_text!r}"
                 )
             board[first + i] = int(cell)
     if fields[2] not in ("0", "1"):

@@ -45,7 +45,7 @@ Every step: ``seat`` (0 moves first). At the end also ``score`` (own store), ``o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from spieltisch.envs._common import draw as d
@@ -58,7 +58,7 @@ REWARD_MODES = ("win", "score")
 class raw_env(TurnBasedEnv):
     """Kalaha as a PettingZoo AEC env without wrappers (raises on illegal actions)."""
 
-    metadata = {**TurnBasedEnv.metadata, "name": "kalaha_v0"}
+    metadata: ClassVar[dict[str, Any]] = {**TurnBasedEnv.metadata, "name": "kalaha_v0"}
 
     def __init__(
         self,
