@@ -1,0 +1,185 @@
+"""Many HiLo games stepped at once: arrays in, arrays out.
+
+The rules are not restated here: the compiled loops call the kernels of
+:mod:`spieltisch.envs.hilo.rules` (``deal``, ``step``, ``observe``, ``score_all``), the same ones a
+single :class:`~spieltisch.envs.hilo.engine.HiLoState` uses. Each game row carries its own
+generator, so game ``g`` played with the same seed and actions is exactly the single game.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
+from spieltisch.envs.hilo import rules as R
+from spieltisch.envs.hilo.engine import (
+    SCORE_CATEGORIES,
+    STATE_DTYPE,
+    HiLoGame,
+    HiLoState,
+    Seed,
+)
+
+
+@numba.njit(cache=True, nogil=True)
+def _deal_all(states, rngs, seeds, cards, num_players, final_round, games, packed, masks):
+    for k in range(games.shape[0]):
+        g = games[k]
+        rngs[g, 0] = seeds[k]
+        packed[g] = R.deal(states[g], rngs[g], cards, num_players, final_round)
+        R.fill_mask(packed[g], masks[g])
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_all(states, rngs, cards, actions, packed, masks):
+    for g in range(states.shape[0]):
+        if packed[g] & 15 == R.PH_END:
+            continue
+        packed[g] = R.step(states[g], rngs[g], cards, actions[g])
+        R.fill_mask(packed[g], masks[g])
+
+
+@numba.njit(cache=True, nogil=True)
+def _observe_all(states, cards, face_counts, viewers, out):
+    out[:] = 0.0
+    for g in range(states.shape[0]):
+        R.observe(states[g], cards, face_counts, viewers[g], out[g])
+
+
+@numba.njit(cache=True, nogil=True)
+def _score_all(states, cards, out):
+    for g in range(states.shape[0]):
+        R.score_all(states[g], cards, out[g])
+
+
+class HiLoBatch:
+    """``num_games`` HiLo games in arrays, updated in place by :meth:`step`:
+
+    * ``states`` (N, state_size) int32 and ``rngs`` (N, 1) uint64: the full games (hidden cards
+      included; give agents :meth:`observations`, never these);
+    * ``packed`` (N,) int64 status, ``legal_mask`` (N, num_actions) int8,
+    * properties ``current_player``, ``terminal``, ``phase``, ``turns``.
+    """
+
+    def __init__(self, game: HiLoGame, num_games: int, seed: Seed = None) -> None:
+        if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer):
+            raise TypeError(f"num_games must be an integer, got {num_games!r}")
+        if num_games < 1:
+            raise ValueError(f"num_games must be at least 1, got {num_games}")
+        self.game = game
+        self.num_games = int(num_games)
+        self.states = np.zeros((num_games, game.state_size), dtype=STATE_DTYPE)
+        self.rngs = np.zeros((num_games, 1), dtype=np.uint64)
+        self.packed = np.zeros(num_games, dtype=np.int64)
+        self.legal_mask = np.zeros((num_games, game.num_actions), dtype=np.int8)
+        self.reset(seed)
+
+    # --- status --------------------------------------------------------------------------------
+    @property
+    def current_player(self) -> np.ndarray:
+        return (self.packed >> 4) & 3
+
+    @property
+    def phase(self) -> np.ndarray:
+        return self.packed & 15
+
+    @property
+    def terminal(self) -> np.ndarray:
+        return self.packed & 15 == R.PH_END
+
+    @property
+    def turns(self) -> np.ndarray:
+        """Completed turns per game (for truncating endless games)."""
+        return self.states[:, R.H_TURNS].copy()
+
+    # --- moves ---------------------------------------------------------------------------------
+    def reset(self, seed: Seed = None, games: np.ndarray | None = None) -> None:
+        """Deal ``games`` (default all; indices or a boolean mask) anew. Each game's generator
+        is seeded with one draw from ``seed`` (a Generator or int), in game order, exactly as
+        ``game.new_initial_state(seed)`` would for a single game."""
+        idx = np.arange(self.num_games) if games is None else np.arange(self.num_games)[games]
+        gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        seeds = np.array(
+            [gen.integers(0, 2**63, dtype=np.int64) for _ in range(idx.size)], dtype=np.uint64
+        )
+        game = self.game
+        _deal_all(
+            self.states,
+            self.rngs,
+            seeds,
+            game.deck.cards,
+            game.num_players,
+            game.final_round,
+            idx.astype(np.int64),
+            self.packed,
+            self.legal_mask,
+        )
+
+    def step(self, actions: np.ndarray) -> None:
+        """Play ``actions[g]`` in every unfinished game ``g`` (finished games ignore theirs).
+
+        All actions are checked first; if any is illegal, nothing changes and the error names the
+        first offending game.
+        """
+        actions = check_batch_actions(actions, self.legal_mask, self.terminal)
+        _step_all(
+            self.states, self.rngs, self.game.deck.cards, actions, self.packed, self.legal_mask
+        )
+
+    def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per game (0 for finished games)."""
+        return sample_legal_actions(self.legal_mask, rng)
+
+    # --- information ---------------------------------------------------------------------------
+    def observations(self, viewers: np.ndarray | None = None) -> np.ndarray:
+        """(N, observation_size) float32: game ``g`` seen by seat ``viewers[g]`` (default: the
+        player to move). Holds exactly what that seat may know."""
+        if viewers is None:
+            viewers = self.current_player
+        viewers = np.asarray(viewers, dtype=np.int64)
+        if viewers.shape != (self.num_games,):
+            raise ValueError(f"viewers must have shape ({self.num_games},), got {viewers.shape}")
+        if ((viewers < 0) | (viewers >= self.game.num_players)).any():
+            raise ValueError(f"viewers must be seats 0..{self.game.num_players - 1}")
+        out = np.empty((self.num_games, self.game.observation_size), dtype=np.float32)
+        deck = self.game.deck
+        _observe_all(self.states, deck.cards, deck.face_counts, viewers, out)
+        return out
+
+    def score_breakdown(self) -> np.ndarray:
+        """(N, num_players, 6) int64: coins per rule (:data:`SCORE_CATEGORIES`) and the total."""
+        out = np.zeros(
+            (self.num_games, self.game.num_players, len(SCORE_CATEGORIES) + 1), dtype=np.int64
+        )
+        _score_all(self.states, self.game.deck.cards, out)
+        return out
+
+    def coins(self) -> np.ndarray:
+        """(N, num_players) coins of the layouts as they lie (final once a game is over)."""
+        return self.score_breakdown()[:, :, -1]
+
+    def returns(self) -> np.ndarray:
+        """(N, num_players) zero-sum results as :meth:`HiLoState.returns`; zeros while running."""
+        n = self.game.num_players
+        coins = self.coins()
+        won = coins == coins.max(axis=1, keepdims=True)
+        k = won.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(won, 1.0 / k, -1.0 / (n - k))
+        r[(k[:, 0] == n)] = 0.0
+        r[~self.terminal] = 0.0
+        return r
+
+    # --- single games --------------------------------------------------------------------------
+    def state(self, g: int) -> HiLoState:
+        """Game ``g`` as a single-game state (a copy)."""
+        return HiLoState(self.game, self.states[g].copy(), self.rngs[g].copy(), int(self.packed[g]))
+
+    def set_state(self, g: int, state: HiLoState) -> None:
+        """Overwrite game ``g`` with ``state`` (same game parameters)."""
+        if state.game != self.game:
+            raise ValueError(f"state belongs to {state.game!r}, the batch to {self.game!r}")
+        self.states[g] = state.s
+        self.rngs[g] = state.rng
+        self.packed[g] = state._packed
+        self.legal_mask[g] = state.legal_mask()
