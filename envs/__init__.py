@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 #: game name -> env module name (the version suffix changes only when behaviour changes)
-GAMES = {"kalaha": "kalaha_v0", "hus": "hus_v0", "hilo": "hilo_v0"}
+GAMES = {"kalaha": "kalaha_v0", "hus": "hus_v0", "hilo": "hilo_v0", "backgammon": "backgammon_v0"}
 
 __all__ = ["GAMES", "env_module", "make", *GAMES.values()]
 

@@ -1,0 +1,298 @@
+"""Many backgammon games stepped at once: arrays in, arrays out, on all of numba's threads.
+
+The rules are not restated here: the compiled loops call the kernels of
+:mod:`spieltisch.envs.backgammon.kernels`, the same ones a single
+:class:`~spieltisch.envs.backgammon.engine.BackgammonState` uses. Each game is one row of
+``states`` (the state vector of :mod:`.kernels`). Chance nodes never show: after every call, each
+unfinished game waits for a decision (checker move, pass, or cube action), its dice rolled from
+the batch's own seeded generator.
+
+Two ways to step:
+
+* :meth:`BackgammonBatch.step` with one action per game (checker moves, as the env's actions),
+  checked against ``legal_mask`` first;
+* whole plays: :meth:`~BackgammonBatch.legal_plays` lists every game's distinct resulting
+  positions (for afterstate agents), :meth:`~BackgammonBatch.step_plays` plays the chosen ones;
+  :meth:`~BackgammonBatch.step_random_plays` plays uniformly random ones (random rollouts).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import prange
+from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
+from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
+from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon.engine import BackgammonGame, BackgammonState
+
+ROLL_RANGE = 180  # the chance kernels take uniform numbers 0..179 (see kernels.dice_of)
+
+
+@numba.njit(cache=True, nogil=True)
+def _finish(s, r, mask_row, terminal, g, w):
+    """After a decision: roll if a chance node came up, export the mask and the end flag."""
+    if s[k.M_PHASE] <= k.PH_ROLL:
+        k.roll(s, r, w)
+    for a in range(mask_row.shape[0]):
+        mask_row[a] = s[k.MASK + a]
+    terminal[g] = s[k.M_PHASE] == k.PH_OVER
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _roll_all(states, rolls, masks, terminal, ws):
+    num_threads = ws.shape[0]
+    for c in prange(num_threads):
+        w = ws[c]
+        for g in range(c, states.shape[0], num_threads):
+            _finish(states[g], rolls[g], masks[g], terminal, g, w)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _step_all(states, actions, rolls, masks, terminal, ws):
+    num_threads = ws.shape[0]
+    for c in prange(num_threads):
+        w = ws[c]
+        for g in range(c, states.shape[0], num_threads):
+            if terminal[g]:
+                continue
+            s = states[g]
+            k.act(s, actions[g], w)
+            _finish(s, rolls[g], masks[g], terminal, g, w)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _random_plays(states, rolls, uniforms, masks, terminal, ws):
+    num_threads = ws.shape[0]
+    for c in prange(num_threads):
+        w = ws[c]
+        for g in range(c, states.shape[0], num_threads):
+            if terminal[g]:
+                continue
+            s = states[g]
+            u = uniforms[g]
+            phase = s[k.M_PHASE]
+            if phase == k.PH_MOVE:
+                n = k.generate(s, w, False)
+                i = min(int(u * n), n - 1)
+                k.play(s, i, w)
+            elif phase == k.PH_CUBE:
+                k.act(s, k.ROLL if u < 0.5 else k.DOUBLE, w)
+            else:
+                k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
+            _finish(s, rolls[g], masks[g], terminal, g, w)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _count_plays(states, counts, ws):
+    num_threads = ws.shape[0]
+    for c in prange(num_threads):
+        w = ws[c]
+        for g in range(c, states.shape[0], num_threads):
+            s = states[g]
+            counts[g] = k.generate(s, w, False) if s[k.M_PHASE] == k.PH_MOVE else 0
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _fill_plays(states, offsets, boards, moves, ws):
+    num_threads = ws.shape[0]
+    for c in prange(num_threads):
+        w = ws[c]
+        for g in range(c, states.shape[0], num_threads):
+            s = states[g]
+            first = offsets[g]
+            if offsets[g + 1] == first:
+                continue
+            n = k.generate(s, w, False)
+            k.play_boards(s, w, boards[first : first + n])
+            for i in range(n):
+                for j in range(4):
+                    moves[first + i, j] = w[k.W_MOVES + 4 * i + j]
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _step_plays(states, offsets, moves, choices, rolls, masks, terminal, ws):
+    num_threads = ws.shape[0]
+    for c in prange(num_threads):
+        w = ws[c]
+        for g in range(c, states.shape[0], num_threads):
+            if terminal[g] or offsets[g + 1] == offsets[g]:
+                continue
+            s = states[g]
+            me = k.SIDE * s[k.M_TURN]
+            row = offsets[g] + choices[g]
+            for j in range(4):
+                a = moves[row, j]
+                if a < 0:
+                    break
+                k.move_checker(s, me, k.SIDE - me, a // 6, a % 6 + 1)
+            s[k.M_NDICE] = 0
+            if not k.finish_if_won(s):
+                k.end_turn(s)
+            _finish(s, rolls[g], masks[g], terminal, g, w)
+
+
+class BackgammonBatch:
+    """``num_games`` backgammon games in arrays, all updated in place:
+
+    * ``states`` ``(N, STATE_SIZE)`` int32: one state vector per game (layout in
+      :mod:`.kernels`; ``boards`` is a view of its first 52 columns);
+    * ``legal_mask`` ``(N, num_actions)`` int8: the legal actions of the player to act;
+    * ``terminal`` ``(N,)`` bool.
+
+    ``seed`` (or a ``np.random.Generator``) seeds the dice. ``threads`` (default: numba's
+    thread count) sets how many workspaces, and so threads, the compiled loops use.
+    """
+
+    def __init__(
+        self,
+        game: BackgammonGame,
+        num_games: int,
+        seed: int | np.random.Generator | None = None,
+        threads: int | None = None,
+    ) -> None:
+        if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer):
+            raise TypeError(f"num_games must be an integer, got {num_games!r}")
+        if num_games < 1:
+            raise ValueError(f"num_games must be at least 1, got {num_games}")
+        threads = numba.get_num_threads() if threads is None else threads
+        if not 1 <= threads <= 1024:
+            raise ValueError(f"threads must be 1..1024, got {threads}")
+        self.game = game
+        self.num_games = int(num_games)
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self.states = np.zeros((self.num_games, k.STATE_SIZE), dtype=np.int32)
+        self.legal_mask = np.zeros((self.num_games, game.num_actions), dtype=np.int8)
+        self.terminal = np.zeros(self.num_games, dtype=np.bool_)
+        self._ws = np.stack([k.new_workspace() for _ in range(threads)])
+        self._plays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.reset()
+
+    @property
+    def boards(self) -> np.ndarray:
+        """``(N, 52)`` view of the boards (layout in :mod:`.kernels`)."""
+        return self.states[:, : k.BOARD_SIZE]
+
+    def _rolls(self) -> np.ndarray:
+        return self.rng.integers(0, ROLL_RANGE, size=self.num_games)
+
+    def reset(self, games: np.ndarray | None = None) -> None:
+        """Put ``games`` (default: all; an index or boolean array) back to the start and play
+        their opening rolls."""
+        idx = slice(None) if games is None else games
+        self.states[idx] = self.game.new_initial_state().s
+        self.terminal[idx] = False
+        self._plays = None
+        # Only games at a chance node roll (the others keep their decision).
+        _roll_all(self.states, self._rolls(), self.legal_mask, self.terminal, self._ws)
+
+    def step(self, actions: np.ndarray) -> None:
+        """Play ``actions[g]`` (one checker move, PASS, or cube action) in every unfinished game
+        ``g`` (finished games ignore theirs). All actions are checked first; if any is illegal,
+        nothing changes and the error names the first offending game."""
+        actions = check_batch_actions(actions, self.legal_mask, self.terminal)
+        self._plays = None
+        _step_all(self.states, actions, self._rolls(), self.legal_mask, self.terminal, self._ws)
+
+    def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per game (0 for finished games)."""
+        return sample_legal_actions(self.legal_mask, rng)
+
+    def step_random_plays(self) -> None:
+        """Every unfinished game makes one random decision with the batch's generator: a
+        uniformly random legal play (of its distinct resulting positions) when moving, a coin
+        flip at cube decisions."""
+        self._plays = None
+        _random_plays(
+            self.states,
+            self._rolls(),
+            self.rng.random(self.num_games),
+            self.legal_mask,
+            self.terminal,
+            self._ws,
+        )
+
+    def legal_plays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The legal plays of every game about to move: ``(offsets, boards, actions)``.
+
+        Game ``g``'s plays are rows ``offsets[g] : offsets[g + 1]`` of ``boards`` ``(total,
+        52)`` int8 (the resulting boards) and ``actions`` ``(total, 4)`` (their checker-move
+        actions, -1 padded; all -1 for the empty play of a roll that cannot be played), in the
+        order of :meth:`BackgammonState.legal_plays`. Games not in the move phase (cube
+        decisions, finished games) have none."""
+        if self._plays is None:
+            counts = np.zeros(self.num_games, dtype=np.int64)
+            _count_plays(self.states, counts, self._ws)
+            offsets = np.zeros(self.num_games + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            total = int(offsets[-1])
+            boards = np.zeros((total, k.BOARD_SIZE), dtype=np.int8)
+            actions = np.full((total, 4), -1, dtype=np.int64)
+            _fill_plays(self.states, offsets, boards, actions, self._ws)
+            self._plays = (offsets, boards, actions)
+        offsets, boards, actions = self._plays
+        return offsets.copy(), boards.copy(), actions.copy()
+
+    def step_plays(self, choices: np.ndarray) -> None:
+        """Play ``choices[g]`` (an index into game ``g``'s :meth:`legal_plays`) in every game
+        about to move; the others (cube decisions, finished games) ignore theirs. Checked
+        first: on a bad index nothing changes."""
+        offsets, _, actions = self._plays_cached()
+        arr = np.asarray(choices)
+        if arr.shape != (self.num_games,) or not np.issubdtype(arr.dtype, np.integer):
+            raise ActionTypeError(
+                f"expected one integer play index per game, shape ({self.num_games},), got "
+                f"{arr.shape} {arr.dtype}"
+            )
+        counts = np.diff(offsets)
+        bad = np.flatnonzero((counts > 0) & ((arr < 0) | (arr >= counts)))
+        if bad.size:
+            g = int(bad[0])
+            raise IllegalActionError(
+                f"game {g}: play index {int(arr[g])} is out of range 0..{int(counts[g]) - 1}"
+            )
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
+        self._plays = None
+        _step_plays(
+            self.states,
+            offsets,
+            actions,
+            arr,
+            self._rolls(),
+            self.legal_mask,
+            self.terminal,
+            self._ws,
+        )
+
+    def _plays_cached(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._plays is None:
+            self.legal_plays()
+        assert self._plays is not None
+        return self._plays
+
+    def returns(self) -> np.ndarray:
+        """``(N, 2)`` points per seat (winner +points, loser -points); zeros for unfinished
+        games."""
+        pts = self.states[:, k.M_POINTS].astype(np.float64) * self.terminal
+        sign = np.where(self.states[:, k.M_WINNER] == 0, 1.0, -1.0)
+        return np.stack([pts * sign, -pts * sign], axis=1)
+
+    def current_player(self) -> np.ndarray:
+        """``(N,)`` seat to act per game."""
+        return self.states[:, k.M_PLAYER].copy()
+
+    def state(self, g: int) -> BackgammonState:
+        """Game ``g`` as a single-game state (a copy)."""
+        return BackgammonState(self.game, self.states[g].copy())
+
+    def set_state(self, g: int, state: BackgammonState) -> None:
+        """Overwrite game ``g`` with ``state`` (same game parameters). A state at a chance node
+        gets its dice rolled from the batch's generator."""
+        if state.game != self.game:
+            raise ValueError(f"state is of {state.game}, the batch plays {self.game}")
+        self.states[g] = state.s
+        self.terminal[g] = state.is_terminal()
+        self._plays = None
+        rolls = self._rolls()
+        one = slice(g, g + 1)
+        _roll_all(self.states[one], rolls[one], self.legal_mask[one], self.terminal[one], self._ws)

@@ -1,0 +1,317 @@
+"""Backgammon positions as text: GNU Backgammon position IDs, the engine's position notation, and
+a readable board diagram. Plain Python (none of this is on a hot path)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+import numpy as np
+from spieltisch.envs._common.errors import PositionFormatError
+from spieltisch.envs.backgammon import kernels as k
+
+#: GNU Backgammon's position ID of the starting position
+START_POSITION_ID = "4HPwATDgc/ABMA"
+
+_RESULT_NAMES = {
+    k.RESULT_SINGLE: "single",
+    k.RESULT_GAMMON: "gammon",
+    k.RESULT_BACKGAMMON: "backgammon",
+    k.RESULT_DROP: "dropped",
+}
+_PHASE_WORDS = {
+    k.PH_OPENING: "open",
+    k.PH_ROLL: "roll",
+    k.PH_CUBE: "cube",
+    k.PH_TAKE: "take",
+}
+
+
+def result_name(result: int) -> str | None:
+    """``"single"``, ``"gammon"``, ``"backgammon"``, ``"dropped"`` or None (game not over)."""
+    return _RESULT_NAMES.get(int(result))
+
+
+# --- GNU Backgammon position IDs ---------------------------------------------------------------
+def sides_to_position_id(not_on_roll: np.ndarray, on_roll: np.ndarray) -> str:
+    """The 14-character position ID of two sides (25 counts each: points 1..24 from that side's
+    own view, then the bar), encoded as GNU Backgammon's ``PositionKey`` does: first the player
+    *not* on roll, then the player on roll (gnubg's ``anBoard[0]``, ``anBoard[1]``)."""
+    bits = []
+    for side in (not_on_roll, on_roll):
+        for c in side[:25]:
+            bits.extend([1] * int(c))
+            bits.append(0)
+    bits.extend([0] * (80 - len(bits)))
+    key = bytearray(10)
+    for i, b in enumerate(bits):
+        if b:
+            key[i >> 3] |= 1 << (i & 7)
+    return base64.b64encode(bytes(key)).decode("ascii")[:14]
+
+
+def position_id_to_sides(position_id: str) -> tuple[np.ndarray, np.ndarray]:
+    """The two sides (not on roll, on roll) of a position ID, 25 counts each; raises
+    :class:`PositionFormatError` naming the problem."""
+    if not isinstance(position_id, str):
+        raise PositionFormatError(
+            f"a position ID must be a string, got {type(position_id).__name__}"
+        )
+    if not re.fullmatch(r"[A-Za-z0-9+/]{14}", position_id):
+        raise PositionFormatError(
+            f"a GNU Backgammon position ID is 14 characters of A-Z a-z 0-9 + /, got {position_id!r}"
+        )
+    try:
+        key = base64.b64decode(position_id + "==")
+    except binascii.Error as err:  # pragma: no cover - the regex already rules this out
+        raise PositionFormatError(f"position ID {position_id!r} is not base64: {err}") from None
+    bits = [(key[i >> 3] >> (i & 7)) & 1 for i in range(80)]
+    sides = [np.zeros(25, dtype=np.int8), np.zeros(25, dtype=np.int8)]
+    pos = 0
+    for side in sides:
+        for j in range(25):
+            count = 0
+            while pos < 80 and bits[pos] == 1:
+                count += 1
+                pos += 1
+            if pos >= 80:
+                raise PositionFormatError(f"position ID {position_id!r} is truncated")
+            pos += 1  # the 0 after each point
+            if count > k.CHECKERS:
+                raise PositionFormatError(
+                    f"position ID {position_id!r} has {count} checkers on one point"
+                )
+            side[j] = count
+    if any(bits[pos:]):
+        raise PositionFormatError(f"position ID {position_id!r} has stray bits after the board")
+    for name, side in zip(("not on roll", "on roll"), sides, strict=True):
+        if int(side.sum()) > k.CHECKERS:
+            raise PositionFormatError(
+                f"position ID {position_id!r}: the player {name} has {int(side.sum())} "
+                f"checkers on the board (at most {k.CHECKERS})"
+            )
+    return sides[0], sides[1]
+
+
+def board_from_sides(not_on_roll: np.ndarray, on_roll: np.ndarray, turn: int) -> np.ndarray:
+    """An engine board (52 cells, seat sides) from two 25-count sides, ``turn`` on roll.
+    Checks that the sides fit together; raises :class:`PositionFormatError` if not."""
+    board = np.zeros(k.BOARD_SIZE, dtype=np.int8)
+    for seat, side in ((turn, on_roll), (1 - turn, not_on_roll)):
+        side = np.asarray(side)
+        if side.shape != (25,) or (side < 0).any():
+            raise PositionFormatError("each side needs 25 non-negative counts (24 points, bar)")
+        total = int(side.sum())
+        if total > k.CHECKERS:
+            raise PositionFormatError(f"seat {seat} has {total} checkers on the board (max 15)")
+        base = k.SIDE * seat
+        board[base : base + 25] = side
+        board[base + k.OFF] = k.CHECKERS - total
+    check_board(board)
+    return board
+
+
+def check_board(board: np.ndarray) -> None:
+    """Raise :class:`PositionFormatError` unless ``board`` is a possible backgammon position."""
+    for seat in (0, 1):
+        base = k.SIDE * seat
+        side = board[base : base + k.SIDE].astype(int)
+        if (side < 0).any():
+            raise PositionFormatError(f"seat {seat} has a negative checker count")
+        if side.sum() != k.CHECKERS:
+            raise PositionFormatError(
+                f"seat {seat} has {side.sum()} checkers in all (points, bar and off); must be 15"
+            )
+    for i in range(24):
+        if board[i] > 0 and board[k.SIDE + 23 - i] > 0:
+            raise PositionFormatError(
+                f"both players have checkers on the same point (seat 0's point {i + 1} = "
+                f"seat 1's point {24 - i})"
+            )
+    if board[k.OFF] == k.CHECKERS and board[k.SIDE + k.OFF] == k.CHECKERS:
+        raise PositionFormatError("both players have borne off all their checkers")
+
+
+# --- the engine's position notation ------------------------------------------------------------
+def format_position(s: np.ndarray, cube_game: bool) -> str:
+    """``"<position ID> <seat on turn> <what happens next> [cube=V[@S]]"`` (see
+    :meth:`spieltisch.envs.backgammon.engine.BackgammonState.to_text`)."""
+    phase = int(s[k.M_PHASE])
+    turn = int(s[k.M_TURN])
+    if phase == k.PH_OPENING:
+        turn = 0
+    elif phase == k.PH_OVER:
+        turn = int(s[k.M_WINNER])
+    on = s[k.SIDE * turn : k.SIDE * turn + 25]
+    other = s[k.SIDE * (1 - turn) : k.SIDE * (1 - turn) + 25]
+    pid = sides_to_position_id(other, on)
+    if phase == k.PH_MOVE:
+        word = "".join(str(int(d)) for d in s[k.M_DICE : k.M_DICE + int(s[k.M_NDICE])])
+    elif phase == k.PH_OVER:
+        word = "drop" if int(s[k.M_RESULT]) == k.RESULT_DROP else "over"
+    else:
+        word = _PHASE_WORDS[phase]
+    text = f"{pid} {turn} {word}"
+    if cube_game:
+        cube, owner = int(s[k.M_CUBE]), int(s[k.M_OWNER])
+        text += f" cube={cube}" if owner < 0 else f" cube={cube}@{owner}"
+    return text
+
+
+def parse_position(
+    text: str, cube_game: bool, max_cube: int
+) -> tuple[np.ndarray, int, str, list[int], int, int]:
+    """Parse :func:`format_position` notation into (board, turn, word, dice, cube, owner);
+    raises :class:`PositionFormatError` naming the offending part."""
+    if not isinstance(text, str):
+        raise PositionFormatError(
+            f"a backgammon position must be a string, got {type(text).__name__}"
+        )
+    fields = text.split()
+    expected = "'<position ID> <seat 0|1> <open|roll|cube|take|over|drop|DICE>"
+    expected += " [cube=V[@S]]'" if cube_game else "'"
+    if len(fields) not in ((3, 4) if cube_game else (3,)):
+        if not cube_game and len(fields) == 4 and fields[3].startswith("cube="):
+            raise PositionFormatError(
+                "this game has no doubling cube (BackgammonGame(cube=True) enables it), "
+                f"got {fields[3]!r}"
+            )
+        raise PositionFormatError(f"expected {expected}, got {text!r}")
+    pid, seat_text, word = fields[:3]
+    not_on_roll, on_roll = position_id_to_sides(pid)
+    if seat_text not in ("0", "1"):
+        raise PositionFormatError(f"the seat on turn must be 0 or 1, got {seat_text!r}")
+    turn = int(seat_text)
+    board = board_from_sides(not_on_roll, on_roll, turn)
+    dice: list[int] = []
+    if word.isdigit():
+        dice = sorted((int(c) for c in word), reverse=True)
+        if any(not 1 <= d <= 6 for d in dice):
+            raise PositionFormatError(f"dice are 1..6, got {word!r}")
+        equal = len(set(dice)) == 1
+        if not (1 <= len(dice) <= 4 and (equal or len(dice) == 2)):
+            raise PositionFormatError(
+                f"dice left to play are two different dice or 1-4 equal ones, got {word!r}"
+            )
+    elif word not in ("open", "roll", "cube", "take", "over", "drop"):
+        raise PositionFormatError(
+            f"expected dice left to play (e.g. 31, 5555) or one of open, roll, cube, take, "
+            f"over, drop; got {word!r}"
+        )
+    if word in ("cube", "take", "drop") and not cube_game:
+        raise PositionFormatError(f"{word!r} needs the doubling cube (BackgammonGame(cube=True))")
+    cube, owner = 1, -1
+    if len(fields) == 4:
+        m = re.fullmatch(r"cube=(\d+)(?:@([01]))?", fields[3])
+        if not m:
+            raise PositionFormatError(f"expected cube=VALUE or cube=VALUE@SEAT, got {fields[3]!r}")
+        cube = int(m.group(1))
+        owner = -1 if m.group(2) is None else int(m.group(2))
+        if cube < 1 or cube & (cube - 1) or cube > max_cube:
+            raise PositionFormatError(f"the cube value must be a power of 2 up to {max_cube}")
+        if (cube == 1) != (owner == -1):
+            raise PositionFormatError(
+                "the cube is centred exactly while its value is 1: write cube=1 or cube=V@SEAT"
+            )
+    off = (int(board[k.OFF]), int(board[k.SIDE + k.OFF]))
+    if word == "over":
+        if off[turn] != k.CHECKERS:
+            raise PositionFormatError(
+                f"'over' names the winner as the seat field, but seat {turn} has not borne off "
+                "all 15 checkers"
+            )
+    elif k.CHECKERS in off:
+        raise PositionFormatError(
+            "a player has borne off all 15 checkers, so the game is over: write "
+            "'<position ID> <winner> over'"
+        )
+    if word == "open" and turn != 0:
+        raise PositionFormatError("before the opening roll nobody is on turn: write seat 0")
+    if word == "cube" and not (owner in (-1, turn) and cube < max_cube):
+        raise PositionFormatError(f"seat {turn} may not double (cube={cube}, owner={owner})")
+    if word == "take" and owner not in (-1, turn):
+        raise PositionFormatError(f"seat {turn} cannot have doubled: the opponent owns the cube")
+    return board, turn, word, dice, cube, owner
+
+
+# --- the diagram ---------------------------------------------------------------------------------
+_MARK = ("X", "O")
+
+
+def _column(count: int, mark: str, top: bool, rows: int = 5) -> list[str]:
+    """One point's checkers as ``rows`` cells, base first. A count above ``rows`` is written in
+    the cells farthest from the base, to be read from top to bottom on either half."""
+    cells = [mark if r < count else " " for r in range(rows)]
+    if count > rows:
+        digits = str(count)
+        if len(digits) == 1:
+            cells[-1] = digits
+        elif top:  # rows run downwards: the tens above the units
+            cells[-2], cells[-1] = digits
+        else:  # rows run upwards
+            cells[-1], cells[-2] = digits
+    return cells
+
+
+def render_text(s: np.ndarray, cube_game: bool) -> str:
+    """The board drawn as text, from seat 0's side (X, home board bottom right, points
+    numbered for seat 0); seat 1 plays O. Bar and borne-off checkers, dice and cube below.
+
+    ::
+
+        +13-14-15-16-17-18------19-20-21-22-23-24-+
+        | X           O    |   | O              X |
+        ...
+        +12-11-10--9--8--7-------6--5--4--3--2--1-+
+    """
+
+    def point(p: int) -> tuple[int, str]:
+        """(count, mark) on seat 0's point p (1..24)."""
+        c0 = int(s[p - 1])
+        c1 = int(s[k.SIDE + 24 - p])
+        return (c0, "X") if c0 else (c1, "O")
+
+    top_points = list(range(13, 25))
+    bottom_points = list(range(12, 0, -1))
+    top_cols = [_column(*point(p), top=True) for p in top_points]
+    bottom_cols = [_column(*point(p), top=False) for p in bottom_points]
+    lines = ["+13-14-15-16-17-18------19-20-21-22-23-24-+"]
+    bar = (int(s[k.BAR]), int(s[k.SIDE + k.BAR]))
+    for r in range(5):
+        cells = [f" {col[r]} " for col in top_cols]
+        lines.append("|" + "".join(cells[:6]) + "|   |" + "".join(cells[6:]) + "|")
+    lines.append("|" + " " * 18 + "|BAR|" + " " * 18 + f"|  bar: X {bar[0]}, O {bar[1]}")
+    for r in range(4, -1, -1):
+        cells = [f" {col[r]} " for col in bottom_cols]
+        lines.append("|" + "".join(cells[:6]) + "|   |" + "".join(cells[6:]) + "|")
+    lines.append("+12-11-10--9--8--7-------6--5--4--3--2--1-+")
+    off = (int(s[k.OFF]), int(s[k.SIDE + k.OFF]))
+    lines.append(f"borne off: X (seat 0) {off[0]}, O (seat 1) {off[1]}")
+    phase = int(s[k.M_PHASE])
+    turn = int(s[k.M_TURN])
+    who = f"seat {turn} ({_MARK[turn]})"
+    if phase == k.PH_OPENING:
+        status = "opening roll to come"
+    elif phase == k.PH_ROLL:
+        status = f"{who} to roll"
+    elif phase == k.PH_CUBE:
+        status = f"{who} to double or roll"
+    elif phase == k.PH_TAKE:
+        status = f"seat {1 - turn} ({_MARK[1 - turn]}) to take or drop {who}'s double"
+    elif phase == k.PH_MOVE:
+        rolled = f"{int(s[k.M_ROLL])}-{int(s[k.M_ROLL + 1])}"
+        left = " ".join(str(int(d)) for d in s[k.M_DICE : k.M_DICE + int(s[k.M_NDICE])])
+        status = f"{who} to move, rolled {rolled}, dice left: {left}"
+    else:
+        winner = int(s[k.M_WINNER])
+        status = (
+            f"game over: seat {winner} ({_MARK[winner]}) wins "
+            f"{int(s[k.M_POINTS])} point(s), {result_name(int(s[k.M_RESULT]))}"
+        )
+    if cube_game:
+        owner = int(s[k.M_OWNER])
+        holder = "centred" if owner < 0 else f"owned by seat {owner}"
+        status += f"; cube {int(s[k.M_CUBE])} {holder}"
+    lines.append(status)
+    return "\n".join(lines)
