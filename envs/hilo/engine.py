@@ -98,6 +98,7 @@ class HiLoGame:
     final_round: bool = False
     deck: Deck | str | PathLike | None = None
     num_actions: int = field(init=False, repr=False, compare=False)
+    observation_size: int = field(init=False, repr=False, compare=False)
     _phase_tables: tuple = field(init=False, repr=False, compare=False)
     _wiz_tables: tuple = field(init=False, repr=False, compare=False)
     _k: dict = field(init=False, repr=False, compare=False)
@@ -119,6 +120,7 @@ class HiLoGame:
             object.__setattr__(self, "deck", deck)
         deck.check_playable(n)
         object.__setattr__(self, "num_actions", R.num_actions(n))
+        object.__setattr__(self, "observation_size", R.observation_size(n, deck.num_faces))
         tables = tuple(_slot_table(b) if b >= 0 else None for b in _BASE1)
         object.__setattr__(self, "_phase_tables", tables)
         wiz = tuple(_slot_table(R.A_WIZ_OTHER + R.SLOTS * j) for j in range(n - 1))
@@ -133,10 +135,6 @@ class HiLoGame:
     @property
     def num_cards(self) -> int:
         return self.deck.num_cards
-
-    @property
-    def observation_size(self) -> int:
-        return R.observation_size(self.num_players, self.deck.num_faces)
 
     @property
     def state_size(self) -> int:
@@ -410,8 +408,10 @@ class HiLoState:
             return np.where(ids >= 0, faces[np.maximum(ids, 0)], -1).astype(np.int32).tobytes()
 
         hand = int(s[R.H_HAND])
+        header = s[: R.HEADER].copy()
+        header[R.H_HAND] = faces[hand] if hand >= 0 else -1
         return (
-            s[: R.HEADER].tobytes(),
+            header.tobytes(),
             f(s[R.OFF_LAYOUT : R.OFF_DRAW]),
             s[R.OFF_FACEUP : R.OFF_DRAW].tobytes(),
             f(s[R.OFF_DRAW : R.OFF_DRAW + 2 * nc]),

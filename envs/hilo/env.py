@@ -122,6 +122,9 @@ class raw_env(TurnBasedEnv):
         self.observation_high = float(self.game.num_cards)
         super().__init__(self.game.num_players, render_mode, max_turns, random_start)
         self.render_view = self._check_view(render_view)
+        self._observe = self.game._k["observe"]
+        self._cards = self.game.deck.cards
+        self._face_counts = self.game.deck.face_counts
         self.state: HiLoState | None = None
 
     def _check_view(self, view: object) -> str:
@@ -141,9 +144,9 @@ class raw_env(TurnBasedEnv):
         return self.game.state_from_text(text)
 
     def _observation(self, seat: int) -> np.ndarray:
-        game = self.game
-        out = np.zeros(game.observation_size, dtype=np.float32)
-        game._k["observe"](self.state.s, game.deck.cards, game.deck.face_counts, seat, out)
+        # Same kernel as HiLoState.observation, without re-checking the seat on the hot path.
+        out = np.zeros(self.observation_shape, dtype=np.float32)
+        self._observe(self.state.s, self._cards, self._face_counts, seat, out)
         return out
 
     def _final_rewards(self) -> list[float]:
