@@ -17,7 +17,9 @@ from spieltisch.agents.base import Agent, RandomAgent
 AgentFactory = Callable[[dict[str, Any], int | None], Agent]
 
 #: game name -> modules whose ``AGENTS`` dict adds agents for that game
-GAME_AGENT_MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType({})
+GAME_AGENT_MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"kalaha": ("spieltisch.agents.kalaha_agents",)}
+)
 
 
 def _random(options: dict[str, Any], seed: int | None) -> Agent:

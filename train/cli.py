@@ -11,7 +11,7 @@ import importlib
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-COMMAND_MODULES = ("spieltisch.train.cmd_play",)
+COMMAND_MODULES = ("spieltisch.train.cmd_play", "spieltisch.train.cmd_solve")
 
 
 def _version() -> str:

@@ -1,0 +1,184 @@
+"""How well an agent plays Kalaha, measured against perfect play.
+
+:func:`move_accuracy` plays games of the agent against baseline agents (both seats) and against
+itself, records every position where the agent moved, and asks the exact solver
+(:mod:`.kalaha_solver`) about each: was the move optimal, and how much game value did it lose?
+
+The loss of a move is ``value(position) - value(move)`` in stones of final store difference, from
+the mover's view (0 for an optimal move, never negative). The report gives the share of optimal
+moves and the mean loss per move, overall and per opponent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from spieltisch.agents.base import Agent
+from spieltisch.agents.kalaha_solver import KalahaSolver
+from spieltisch.agents.match import play_game
+from spieltisch.agents.registry import make_agent
+from spieltisch.envs import make
+from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
+
+
+@dataclass
+class AccuracyStats:
+    """Counts over the agent's moves (in games against one opponent, or all together)."""
+
+    games: int = 0
+    moves: int = 0
+    optimal: int = 0
+    total_loss: int = 0
+    forced: int = 0  # moves with a single legal choice (counted in moves, always optimal)
+
+    @property
+    def optimal_share(self) -> float:
+        return self.optimal / self.moves if self.moves else float("nan")
+
+    @property
+    def mean_loss(self) -> float:
+        return self.total_loss / self.moves if self.moves else float("nan")
+
+    def add(self, other: AccuracyStats) -> None:
+        self.games += other.games
+        self.moves += other.moves
+        self.optimal += other.optimal
+        self.total_loss += other.total_loss
+        self.forced += other.forced
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "optimal_share": self.optimal_share, "mean_loss": self.mean_loss}
+
+
+@dataclass
+class AccuracyReport:
+    """The result of :func:`move_accuracy`: totals and a breakdown by opponent."""
+
+    agent: str
+    game: dict[str, Any]
+    total: AccuracyStats = field(default_factory=AccuracyStats)
+    by_opponent: dict[str, AccuracyStats] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "game": self.game,
+            "total": self.total.as_dict(),
+            "by_opponent": {k: v.as_dict() for k, v in self.by_opponent.items()},
+            "seconds": self.seconds,
+        }
+
+    def summary(self) -> str:
+        lines = [
+            f"{self.agent} on Kalah({self.game['pits']},{self.game['seeds']}) "
+            f"{self.game['rules']}: {self.total.moves} moves in {self.total.games} games, "
+            f"{100 * self.total.optimal_share:.1f}% optimal, "
+            f"mean loss {self.total.mean_loss:.3f} stones per move"
+        ]
+        for name, s in self.by_opponent.items():
+            lines.append(
+                f"  vs {name}: {s.moves} moves in {s.games} games, "
+                f"{100 * s.optimal_share:.1f}% optimal, mean loss {s.mean_loss:.3f}"
+            )
+        return "\n".join(lines)
+
+
+class _Recorder(Agent):
+    """Wraps an agent and keeps every (position, move) it played."""
+
+    def __init__(self, inner: Agent) -> None:
+        super().__init__()
+        self.inner = inner
+        self.name = inner.name
+        self.record: list[tuple[KalahaState, int]] = []
+
+    def reset(self, seed: int | None = None) -> None:
+        self.inner.reset(seed)
+
+    def act(self, observation: dict, state: Any | None = None) -> int:
+        action = self.inner.act(observation, None if state is None else state.clone())
+        self.record.append((state, int(action)))
+        return action
+
+
+def judge_move(solver: KalahaSolver, state: KalahaState, action: int) -> tuple[bool, int]:
+    """(was ``action`` optimal in ``state``, the game value it lost) according to ``solver``."""
+    result = solver.solve(state)
+    if action in result.optimal_moves:
+        return True, 0
+    child = state.child(action)
+    v = solver.value(child)
+    if child.current_player != state.current_player:
+        v = -v  # the opponent moves next: their value is the negation of ours
+    return False, result.value - v
+
+
+def move_accuracy(
+    agent: str | Callable[[int], Agent],
+    game: KalahaGame | None = None,
+    games: int = 10,
+    opponents: Iterable[str] = ("random",),
+    self_play: bool = True,
+    seed: int = 0,
+    solver: KalahaSolver | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> AccuracyReport:
+    """Share of optimal moves and mean value loss per move of ``agent`` on ``game``.
+
+    ``agent``: a registered agent name, or a function ``seed -> Agent``. Plays ``games`` games
+    against each of ``opponents`` (registered names; the agent takes seat 0 in even games and
+    seat 1 in odd ones) and, if ``self_play``, ``games`` games against itself (both seats'
+    moves count). Every move of the agent is judged by ``solver`` (a new one with default
+    settings if not given).
+    """
+    game = game or KalahaGame(6, 4, "goki")
+    options = {"pits": game.pits, "seeds": game.seeds, "rules": game.rules}
+    solver = solver or KalahaSolver(game)
+    if isinstance(agent, str):
+        name = agent
+
+        def new_agent(s: int) -> Agent:
+            return make_agent(name, "kalaha", seed=s, game_options=options)
+
+    else:
+        new_agent = agent
+        name = getattr(agent(0), "name", "agent")
+
+    env = make("kalaha", **options)
+    report = AccuracyReport(agent=name, game=options)
+    t0 = time.perf_counter()
+    matchups = [(o, False) for o in opponents] + ([("self", True)] if self_play else [])
+    for opponent, is_self in matchups:
+        stats = AccuracyStats()
+        for g in range(games):
+            game_seed = seed + 1000 * g
+            me = _Recorder(new_agent(game_seed))
+            if is_self:
+                other: Agent = _Recorder(new_agent(game_seed + 1))
+            else:
+                other = make_agent(opponent, "kalaha", seed=game_seed + 1, game_options=options)
+            seats = [me, other] if g % 2 == 0 or is_self else [other, me]
+            play_game(env, dict(zip(env.possible_agents, seats, strict=True)), seed=game_seed)
+            recorders = [me, other] if is_self else [me]
+            for rec in recorders:
+                for state, action in rec.record:
+                    stats.moves += 1
+                    if len(state.legal_actions()) == 1:
+                        stats.forced += 1
+                    ok, loss = judge_move(solver, state, action)
+                    stats.optimal += ok
+                    stats.total_loss += loss
+            stats.games += 1
+            if progress is not None:
+                progress(
+                    f"  vs {opponent}: game {g + 1}/{games}, {stats.moves} moves judged, "
+                    f"{100 * stats.optimal_share:.1f}% optimal, {time.perf_counter() - t0:.1f} s"
+                )
+        report.by_opponent[opponent] = stats
+        report.total.add(stats)
+    report.seconds = time.perf_counter() - t0
+    return report

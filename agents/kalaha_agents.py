@@ -1,0 +1,70 @@
+"""Kalaha agents backed by the exact solver: ``perfect``.
+
+``perfect`` plays a move chosen uniformly at random (from its own seeded generator) among the moves
+that keep the game-theoretic value of the position (see :mod:`.kalaha_solver`). It reads the board
+size and rule set from the factory's ``game_options`` (``pits``, ``seeds``, ``rules``; the env's
+defaults otherwise) and the position from the ``state`` given to :meth:`PerfectAgent.act` (or, when
+no state is given, from the observation, which shows the whole board from the mover's view).
+
+Solving takes time on big boards: Kalah(6,4) is quick, Kalah(6,5) takes minutes for the first
+moves, Kalah(6,6) (the default board) is out of reach for the first moves.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from spieltisch.agents.base import Agent, legal_actions_of
+from spieltisch.agents.kalaha_solver import DEFAULT_TT_BITS, KalahaSolver
+from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState
+
+
+def game_from_options(options: dict[str, Any]) -> KalahaGame:
+    """The :class:`KalahaGame` named by env options (other options are ignored)."""
+    return KalahaGame(
+        pits=int(options.get("pits", 6)),
+        seeds=int(options.get("seeds", 6)),
+        rules=str(options.get("rules", "goki")),
+    )
+
+
+class PerfectAgent(Agent):
+    """Plays a random optimal move (exact solver; ties broken by the agent's generator)."""
+
+    name = "perfect"
+
+    def __init__(
+        self,
+        game: KalahaGame,
+        seed: int | None = None,
+        solver: KalahaSolver | None = None,
+        *,
+        db_stones: int | None = None,
+        cache_dir: str | os.PathLike | None = None,
+        tt_bits: int = DEFAULT_TT_BITS,
+    ) -> None:
+        super().__init__(seed)
+        self.game = game
+        self.solver = solver or KalahaSolver(
+            game, db_stones=db_stones, cache_dir=cache_dir, tt_bits=tt_bits
+        )
+
+    def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
+        if state is None:
+            # The observation is the board from the mover's view: the mover is seat 0 there.
+            board = np.asarray(observation["observation"]).astype(BOARD_DTYPE)
+            state = KalahaState(self.game, board, 0)
+        moves = self.solver.optimal_moves(state)
+        if not moves:
+            legal_actions_of(observation)  # raises the protocol's error for a finished game
+        return int(self.rng.choice(moves))
+
+
+def _perfect(options: dict[str, Any], seed: int | None) -> Agent:
+    return PerfectAgent(game_from_options(options), seed)
+
+
+#: agents of this module, by name (see :mod:`spieltisch.agents.registry`)
+AGENTS = {"perfect": _perfect}

@@ -1,0 +1,368 @@
+"""Kalaha endgame databases: the exact value of every position with few stones left.
+
+Values are *remaining-game* values, the quantity the solver works with: for a position given by
+its playing pits alone (stores do not matter for what happens next), the value is
+
+    (stones the mover will still add to their store) - (stones the opponent will still add)
+
+under perfect play by both. The final store difference from the mover's point of view is that value
+plus the current ``mover's store - opponent's store``.
+
+Positions are written from the mover's point of view in the engine's board layout with the mover
+as seat 0: ``board[0:pits]`` the mover's pits, ``board[pits+1:2*pits+1]`` the opponent's pits,
+both stores zero. Every arrangement of ``n`` stones in the ``K = 2 * pits`` playing pits has an
+index (:func:`rank_board`): arrangements with fewer stones first, then the combinatorial number
+system of the "stars and bars" picture. A database for ``stones`` holds one ``int8`` per
+arrangement with at most ``stones`` stones (``C(stones + K, K)`` entries).
+
+Building a level: a move either puts stones into a store (the child has fewer stones in the pits,
+a lower level that is complete already) or only moves the mover's stones to the right within
+their own side (same level, the turn passes). The second kind strictly raises the sum of the
+stones' positions within their sides, so the same-level dependencies have no cycles and a
+depth-first pass with memoisation computes the whole level. Moves are played by the engine's
+:func:`~spieltisch.envs.kalaha.engine.sow` kernel: the rules are not restated here.
+
+Files: one per level, ``kalaha-p{pits}-{rules}-n{stones:03d}.v{FORMAT_VERSION}.egdb`` in the cache
+directory (default ``$SPIELTISCH_CACHE_DIR`` or ``~/.cache/spieltisch`` /
+``$XDG_CACHE_HOME/spieltisch``, subfolder ``kalaha_egdb``). A 64-byte header (magic, format
+version, pits, rule set, stones, entry count, SHA-256 of the values) precedes the values. A file
+that does not match in any way is reported, rebuilt and rewritten (atomically); it is never
+trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+import numpy as np
+from spieltisch.envs.kalaha.engine import BOARD_DTYPE, RULE_SETS, sow
+
+FORMAT_VERSION = 1
+MAGIC = b"SPTKEGDB"
+_HEADER = struct.Struct("<8sIIIIQ32s")  # magic, version, pits, rules, stones, count, sha256
+HEADER_SIZE = _HEADER.size  # 64 bytes
+UNKNOWN = -128  # int8 marker of a value not computed yet
+MAX_DB_STONES = 100  # values must fit int8 (|value| <= stones)
+_SATURATE = 1 << 62  # binomials are clipped here; keys are exact only below it
+
+ProgressFn = Callable[[str], None]
+
+
+def default_cache_dir() -> Path:
+    """Where databases are kept unless told otherwise: ``$SPIELTISCH_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/spieltisch``, else ``~/.cache/spieltisch``; subfolder ``kalaha_egdb``."""
+    root = os.environ.get("SPIELTISCH_CACHE_DIR")
+    if root:
+        return Path(root).expanduser() / "kalaha_egdb"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "spieltisch" / "kalaha_egdb"
+
+
+def binomial_table(max_stones: int, pits: int) -> np.ndarray:
+    """``C(a, b)`` for ``a <= max_stones + 2*pits``, ``b <= 2*pits`` (int64, clipped at 2**62)."""
+    k = 2 * pits
+    rows = max_stones + k + 1
+    table = np.zeros((rows, k + 1), dtype=np.int64)
+    row = [1] + [0] * k
+    for a in range(rows):
+        if a > 0:
+            row = [1] + [min(row[b - 1] + row[b], _SATURATE) for b in range(1, k + 1)]
+        table[a] = row
+    return table
+
+
+def level_offsets(binom: np.ndarray, max_stones: int, pits: int) -> np.ndarray:
+    """``offsets[n]``: arrangements with fewer than ``n`` stones, for ``n <= max_stones + 1``."""
+    k = 2 * pits
+    return np.array([binom[n + k - 1, k] for n in range(max_stones + 2)], dtype=np.int64)
+
+
+def database_entries(stones: int, pits: int) -> int:
+    """Entries (bytes) of a database of all positions with at most ``stones`` stones."""
+    from math import comb
+
+    return comb(stones + 2 * pits, 2 * pits)
+
+
+@numba.njit(cache=True, nogil=True)
+def rank_board(b: np.ndarray, pits: int, binom: np.ndarray, offsets: np.ndarray) -> int:
+    """Index of the arrangement of the playing pits of ``b`` (stores ignored), see module doc."""
+    s = 0
+    r = 0
+    for k in range(pits):
+        s += b[k]
+        r += binom[s + k, k + 1]
+    for k in range(pits - 1):
+        s += b[pits + 1 + k]
+        j = pits + k
+        r += binom[s + j, j + 1]
+    n = s + b[2 * pits]
+    return offsets[n] + r
+
+
+@numba.njit(cache=True, nogil=True)
+def _swap_sides(c: np.ndarray, pits: int) -> None:
+    """Turn a board around to the other player's point of view, in place (stores included)."""
+    for k in range(pits + 1):
+        t = c[k]
+        c[k] = c[pits + 1 + k]
+        c[pits + 1 + k] = t
+
+
+@numba.njit(cache=True, nogil=True)
+def child_position(b: np.ndarray, c: np.ndarray, pits: int, i: int, empty_capture: bool) -> tuple:
+    """Play pit ``i`` of position ``b`` (mover's view, stores zero) into ``c``.
+
+    Returns ``(gain, kind, entered)``: ``gain`` the mover's store gain minus the opponent's
+    (including the final sweep), ``kind`` 0 = game over, 1 = the mover moves again (``c`` from
+    the mover's view), 2 = the turn passes (``c`` turned around to the opponent's view),
+    ``entered`` the stones that left the pits. Stores of ``c`` are zeroed. The move itself is
+    played by the engine's ``sow`` kernel.
+    """
+    for k in range(2 * pits + 2):
+        c[k] = b[k]
+    packed = sow(c, 0, i, empty_capture)
+    gain = c[pits] - c[2 * pits + 1]
+    entered = c[pits] + c[2 * pits + 1]
+    c[pits] = 0
+    c[2 * pits + 1] = 0
+    if packed & 2:
+        return gain, 0, entered
+    if packed & 1 == 0:
+        return gain, 1, entered
+    _swap_sides(c, pits)
+    return gain, 2, entered
+
+
+@numba.njit(cache=True, nogil=True)
+def _db_solve(
+    scratch: np.ndarray,
+    pits: int,
+    empty_capture: bool,
+    binom: np.ndarray,
+    offsets: np.ndarray,
+    db: np.ndarray,
+    frames: np.ndarray,
+) -> int:
+    """Value of ``scratch[0]``; same-level children are computed first (memoised in ``db``).
+
+    A depth-first search with an explicit stack (numba cannot cache recursive functions):
+    ``scratch[d]`` is the position at depth ``d``, ``frames[d]`` = (rank, next pit, best).
+    """
+    d = 0
+    enter = True
+    result = 0
+    while True:
+        b = scratch[d]
+        if enter:
+            n = 0
+            s0 = 0
+            for k in range(pits):
+                s0 += b[k]
+                n += b[k] + b[pits + 1 + k]
+            r = rank_board(b, pits, binom, offsets)
+            known = db[r]
+            leaf = True
+            if known != UNKNOWN:
+                result = known
+            elif s0 == 0 or s0 == n:  # game over: each side keeps its own stones
+                result = s0 - (n - s0)
+                db[r] = result
+            else:
+                leaf = False
+                frames[d, 0] = r
+                frames[d, 1] = 0
+                frames[d, 2] = -1000
+            if leaf:
+                if d == 0:
+                    return result
+                d -= 1
+                enter = False
+                continue
+        else:  # a same-level child (turn passed) came back with ``result``
+            if -result > frames[d, 2]:
+                frames[d, 2] = -result
+            frames[d, 1] += 1
+        c = scratch[d + 1]
+        i = frames[d, 1]
+        descend = False
+        while i < pits:
+            if b[i] == 0:
+                i += 1
+                continue
+            gain, kind, entered = child_position(b, c, pits, i, empty_capture)
+            if kind == 0:
+                val = gain
+            elif kind == 1:
+                val = gain + db[rank_board(c, pits, binom, offsets)]
+            else:
+                if entered == 0:  # same level: stones only moved right, turn passed
+                    frames[d, 1] = i
+                    descend = True
+                    break
+                val = gain - db[rank_board(c, pits, binom, offsets)]
+            if val > frames[d, 2]:
+                frames[d, 2] = val
+            i += 1
+        if descend:
+            d += 1
+            enter = True
+            continue
+        result = frames[d, 2]
+        db[frames[d, 0]] = result
+        if d == 0:
+            return result
+        d -= 1
+        enter = False
+
+
+@numba.njit(cache=True, nogil=True)
+def _build_level(
+    n: int,
+    pits: int,
+    empty_capture: bool,
+    binom: np.ndarray,
+    offsets: np.ndarray,
+    db: np.ndarray,
+    scratch: np.ndarray,
+) -> None:
+    """Fill ``db`` for every arrangement of exactly ``n`` stones (lower levels must be done)."""
+    k_parts = 2 * pits
+    comp = np.zeros(k_parts, dtype=np.int64)
+    comp[0] = n
+    frames = np.zeros((scratch.shape[0], 3), dtype=np.int64)
+    b = scratch[0]
+    while True:
+        for k in range(pits):
+            b[k] = comp[k]
+            b[pits + 1 + k] = comp[pits + k]
+        b[pits] = 0
+        b[2 * pits + 1] = 0
+        _db_solve(scratch, pits, empty_capture, binom, offsets, db, frames)
+        # next composition of n into k_parts parts
+        t = comp[k_parts - 1]
+        comp[k_parts - 1] = 0
+        j = k_parts - 2
+        while j >= 0 and comp[j] == 0:
+            j -= 1
+        if j < 0:
+            break
+        comp[j] -= 1
+        comp[j + 1] = t + 1
+
+
+class EndgameDatabase:
+    """Values of all positions with at most ``stones`` stones in the pits (see module doc).
+
+    ``values[rank_board(board)]`` is the remaining-game value for the mover. Use
+    :meth:`load_or_build` to get one from the cache directory (building what is missing).
+    """
+
+    def __init__(self, pits: int, rules: str, stones: int, values: np.ndarray) -> None:
+        self.pits = pits
+        self.rules = rules
+        self.stones = stones
+        self.values = values
+
+    @staticmethod
+    def file_name(pits: int, rules: str, n: int) -> str:
+        return f"kalaha-p{pits}-{rules}-n{n:03d}.v{FORMAT_VERSION}.egdb"
+
+    @classmethod
+    def load_or_build(
+        cls,
+        pits: int,
+        rules: str,
+        stones: int,
+        cache_dir: str | os.PathLike | None = None,
+        use_cache: bool = True,
+        progress: ProgressFn | None = None,
+    ) -> EndgameDatabase:
+        """The database up to ``stones`` stones: levels read from ``cache_dir`` where a valid file
+        exists, the others built (in order) and written there. ``use_cache=False`` neither
+        reads nor writes files."""
+        if rules not in RULE_SETS:
+            raise ValueError(f"rules must be one of {RULE_SETS}, got {rules!r}")
+        if not 0 <= stones <= MAX_DB_STONES:
+            raise ValueError(f"database stones must be between 0 and {MAX_DB_STONES}: {stones}")
+        binom = binomial_table(stones, pits)
+        offsets = level_offsets(binom, stones, pits)
+        values = np.full(int(offsets[stones + 1]), UNKNOWN, dtype=np.int8)
+        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        ec = rules == "goki"
+        scratch = np.zeros((stones * max(pits - 1, 1) + 4, 2 * pits + 2), dtype=BOARD_DTYPE)
+        for n in range(stones + 1):
+            level = values[offsets[n] : offsets[n + 1]]
+            path = directory / cls.file_name(pits, rules, n)
+            if use_cache and _read_level(path, pits, rules, n, level):
+                continue
+            t0 = time.perf_counter()
+            level[:] = UNKNOWN
+            _build_level(n, pits, ec, binom, offsets, values, scratch)
+            if progress is not None and level.size >= 100_000:
+                progress(
+                    f"endgame database {pits} pits {rules}: {n} stones, {level.size:,} positions "
+                    f"built in {time.perf_counter() - t0:.2f} s"
+                )
+            if use_cache:
+                _write_level(path, pits, rules, n, level)
+        return cls(pits, rules, stones, values)
+
+
+def _header(pits: int, rules: str, n: int, level: np.ndarray) -> bytes:
+    digest = hashlib.sha256(level.tobytes()).digest()
+    head = _HEADER.pack(MAGIC, FORMAT_VERSION, pits, RULE_SETS.index(rules), n, level.size, digest)
+    return head
+
+
+def _write_level(path: Path, pits: int, rules: str, n: int, level: np.ndarray) -> None:
+    """Write atomically (temporary file + rename); a failure to write only warns."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(_header(pits, rules, n, level))
+            f.write(level.tobytes())
+        os.replace(tmp, path)
+    except OSError as err:
+        warnings.warn(f"could not write endgame database {path}: {err}", stacklevel=3)
+
+
+def _read_level(path: Path, pits: int, rules: str, n: int, out: np.ndarray) -> bool:
+    """Fill ``out`` from ``path`` if it is a valid file for this level; False (with a warning
+    when the file exists but is damaged or foreign) otherwise."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        warnings.warn(f"could not read endgame database {path}: {err}; rebuilding", stacklevel=3)
+        return False
+    problem = None
+    if len(data) != HEADER_SIZE + out.size:
+        problem = f"size {len(data)} bytes, expected {HEADER_SIZE + out.size}"
+    else:
+        magic, version, f_pits, f_rules, f_n, count, digest = _HEADER.unpack_from(data)
+        payload = data[HEADER_SIZE:]
+        expected = (MAGIC, FORMAT_VERSION, pits, RULE_SETS.index(rules), n, out.size)
+        if (magic, version, f_pits, f_rules, f_n, count) != expected:
+            problem = "header does not match (other version, board, rules or level)"
+        elif hashlib.sha256(payload).digest() != digest:
+            problem = "checksum mismatch"
+        else:
+            values = np.frombuffer(payload, dtype=np.int8)
+            if values.size and (np.abs(values.astype(np.int16)) > n).any():
+                problem = "values out of range"
+            else:
+                out[:] = values
+                return True
+    warnings.warn(f"endgame database {path} is damaged ({problem}); rebuilding", stacklevel=3)
+    return False

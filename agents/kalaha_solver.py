@@ -1,0 +1,797 @@
+"""Perfect play for Kalaha: the exact game-theoretic value of a position and its optimal moves.
+
+**Value convention.** The value of a position is the final store difference under perfect play by
+both sides, from the point of view of the player to move::
+
+    value = (mover's store at the end) - (opponent's store at the end)
+
+so the initial position of Kalah(6,4) under ``goki`` rules has value +10 (the first player wins
+by 10). A move's value is the same quantity for the player who makes it (the player to move
+before the move): the optimal moves are those whose value equals the position's value.
+
+**Technique** (as in Irving, Donkers & Uiterwijk, *Solving Kalah*, 2000):
+
+* Internally positions are the playing pits alone, from the mover's view; the stores only add a
+  constant, so a search node's value is the *remaining* gain (``value`` minus the current store
+  difference) and a position with ``n`` stones in the pits has a value in ``[-n, n]``, which is
+  used as a bound at every node.
+* MTD(f): a sequence of null-window alpha-beta searches converging on the exact value, with
+  iterative deepening first (depth-limited searches, heuristic 0 at the horizon) to find a good
+  first guess and fill the transposition table with best moves. A flag carried up the search
+  tells whether a result used the horizon; results that did not are true bounds, so a
+  depth-limited iteration that proves the value ends the search early.
+* A transposition table (two-slot buckets, deepest-work entry kept, exact keys: the rank of the
+  arrangement of stones, see :mod:`.kalaha_endgame`; two independent 64-bit hashes only on
+  boards too large for that).
+* Move ordering: the table's best move, then moves that end in the own store (the mover moves
+  again, rightmost first), then by immediate gain; children whose value is known without search
+  (game over, endgame database) are evaluated first.
+* Endgame databases of all positions with few stones left (:mod:`.kalaha_endgame`).
+* Extra turns: when the last stone lands in the mover's store the same player moves again, so
+  the child's value is *added* (no negation); when the turn passes it is subtracted.
+
+Every move is played by the engine's numba kernel :func:`~spieltisch.envs.kalaha.engine.sow`;
+the rules are not restated here. The search is iterative with explicit stacks (numba cannot cache
+recursive functions).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+from spieltisch.agents.kalaha_endgame import (
+    MAX_DB_STONES,
+    EndgameDatabase,
+    binomial_table,
+    child_position,
+    database_entries,
+    level_offsets,
+    rank_board,
+)
+from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState
+
+#: default size budget of the endgame database (entries = bytes); 6 pits -> 16 stones
+DEFAULT_DB_ENTRIES = 1 << 25
+#: default transposition table size: 2**22 entries of 32 bytes (128 MiB)
+DEFAULT_TT_BITS = 22
+MAX_PLY = 1024
+UNLIMITED = 1 << 40  # search depth meaning "to the end of the game"
+_TRUE = 255  # depth code of table entries holding true (not horizon-dependent) bounds
+_OFF = 1 << 30  # bounds are stored offset by this, 31 bits each
+_LOW31 = (1 << 31) - 1
+
+# Frame fields of the explicit search stack.
+_ALPHA, _BETA, _A0, _B0, _DEPTH, _LO, _HI, _BEST = 0, 1, 2, 3, 4, 5, 6, 7
+_BMOVE, _H, _K1, _K2, _NODES, _CNT, _IDX, _TTMOVE = 8, 9, 10, 11, 12, 13, 14, 15
+_NFIELDS = 16
+
+ProgressFn = Callable[[str], None]
+
+
+# ------------------------------------------------------------------------------------------------
+# numba kernels
+# ------------------------------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _hash_keys(b: np.ndarray) -> tuple:
+    """Two independent 64-bit hashes of a board (used only when ranks would overflow)."""
+    h1 = 0x243F6A8885A308D3
+    h2 = 0x13198A2E03707344
+    for k in range(b.shape[0]):
+        x = np.int64(b[k]) + 1
+        h1 = (h1 ^ x) * 0x100000001B3
+        h1 ^= h1 >> 29
+        h2 = (h2 + x) * 0x5851F42D4C957F2D
+        h2 ^= h2 >> 31
+    if h1 == 0:
+        h1 = 1
+    return h1, h2
+
+
+@numba.njit(cache=True, nogil=True)
+def _tt_bucket(k1: int, k2: int, mask: int) -> int:
+    x = k1 * 0x61C8864680B583EB + k2 * 0x2545F4914F6CDD1D
+    x ^= x >> 32
+    return (x & mask) & ~1
+
+
+@numba.njit(cache=True, nogil=True)
+def _tt_store(
+    tt: np.ndarray,
+    mask: int,
+    k1: int,
+    k2: int,
+    lo: int,
+    hi: int,
+    dcode: int,
+    move: int,
+    work: int,
+) -> None:
+    base = _tt_bucket(k1, k2, mask)
+    slot = -1
+    if tt[base, 0] == k1 and tt[base, 1] == k2:
+        slot = base
+    elif tt[base + 1, 0] == k1 and tt[base + 1, 1] == k2:
+        slot = base + 1
+    if slot >= 0:
+        meta = tt[slot, 3]
+        old_d = meta & 255
+        if old_d == dcode:  # same kind of result: both bounds hold, intersect them
+            packed = tt[slot, 2]
+            olo = (packed & _LOW31) - _OFF
+            ohi = (packed >> 31) - _OFF
+            nlo = max(lo, olo)
+            nhi = min(hi, ohi)
+            if nlo <= nhi:
+                lo = nlo
+                hi = nhi
+        elif old_d > dcode:  # keep the deeper (or true) bounds, take the newer best move
+            if move >= 0:
+                tt[slot, 3] = (meta & ~(255 << 8)) | ((move + 1) << 8)
+            return
+        old_work = (meta >> 16) & 255
+        if old_work > work:
+            work = old_work
+    else:
+        if tt[base, 0] == 0 or work >= (tt[base, 3] >> 16) & 255:
+            tt[base + 1, 0] = tt[base, 0]
+            tt[base + 1, 1] = tt[base, 1]
+            tt[base + 1, 2] = tt[base, 2]
+            tt[base + 1, 3] = tt[base, 3]
+            slot = base
+        else:
+            slot = base + 1
+    tt[slot, 0] = k1
+    tt[slot, 1] = k2
+    tt[slot, 2] = (lo + _OFF) | ((hi + _OFF) << 31)
+    tt[slot, 3] = dcode | ((move + 1) << 8) | (work << 16)
+
+
+@numba.njit(cache=True, nogil=True)
+def _bit_length(x: int) -> int:
+    n = 0
+    while x > 0:
+        x >>= 1
+        n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _search(
+    root: np.ndarray,
+    alpha: int,
+    beta: int,
+    depth: int,
+    pits: int,
+    empty_capture: bool,
+    binom: np.ndarray,
+    offsets: np.ndarray,
+    db: np.ndarray,
+    db_stones: int,
+    exact_keys: bool,
+    tt: np.ndarray,
+    boards: np.ndarray,
+    kids: np.ndarray,
+    fr: np.ndarray,
+    order: np.ndarray,
+    stats: np.ndarray,
+) -> int:
+    """Fail-soft alpha-beta (negamax on remaining gain) of ``root`` within ``(alpha, beta)``.
+
+    Returns ``2 * value + h``: ``h`` is 1 when the value depends on the depth horizon (or on
+    table entries that did), 0 when it is a true bound (fail-soft semantics). ``depth`` >= 255
+    means no horizon. Iterative, with the stack in ``boards`` (node positions), ``kids`` (their
+    children), ``fr`` (frame fields) and ``order`` (children to search: pit | kind << 8, gain).
+    """
+    mask = tt.shape[0] - 1
+    size = 2 * pits + 2
+    ply = 0
+    for k in range(size):
+        boards[0, k] = root[k]
+    fr[0, _ALPHA] = alpha
+    fr[0, _BETA] = beta
+    fr[0, _DEPTH] = depth
+    enter = True
+    ret = 0
+    while True:
+        b = boards[ply]
+        finished = False
+        if enter:
+            stats[0] += 1
+            if ply > stats[3]:
+                stats[3] = ply
+            n = 0
+            for k in range(pits):
+                n += b[k] + b[pits + 1 + k]
+            if n <= db_stones:
+                stats[1] += 1
+                ret = 2 * np.int64(db[rank_board(b, pits, binom, offsets)])
+                finished = True  # nothing to store: the database answers this position
+            else:
+                alpha = fr[ply, _ALPHA]
+                beta = fr[ply, _BETA]
+                depth = fr[ply, _DEPTH]
+                if exact_keys:
+                    k1 = rank_board(b, pits, binom, offsets) + 1
+                    k2 = 0
+                else:
+                    k1, k2 = _hash_keys(b)
+                lo = -n
+                hi = n
+                h = 0
+                ttmove = -1
+                base = _tt_bucket(k1, k2, mask)
+                slot = -1
+                if tt[base, 0] == k1 and tt[base, 1] == k2:
+                    slot = base
+                elif tt[base + 1, 0] == k1 and tt[base + 1, 1] == k2:
+                    slot = base + 1
+                if slot >= 0:
+                    meta = tt[slot, 3]
+                    ttmove = ((meta >> 8) & 255) - 1
+                    dcode = meta & 255
+                    if dcode == _TRUE or (depth < _TRUE and dcode >= depth):
+                        packed = tt[slot, 2]
+                        elo = (packed & _LOW31) - _OFF
+                        ehi = (packed >> 31) - _OFF
+                        if elo > lo:
+                            lo = elo
+                            if dcode != _TRUE:
+                                h = 1
+                        if ehi < hi:
+                            hi = ehi
+                            if dcode != _TRUE:
+                                h = 1
+                        if lo > hi:  # inconsistent horizon results: trust the newer lower one
+                            hi = lo
+                if lo >= beta or hi <= alpha or lo == hi:
+                    stats[2] += 1
+                    v = lo if lo >= beta else hi
+                    if lo == hi:
+                        v = lo
+                    ret = 2 * v + h
+                    finished = True
+                elif depth <= 0:  # horizon: estimate the remaining gain as 0
+                    v = 0
+                    if v < lo:
+                        v = lo
+                    if v > hi:
+                        v = hi
+                    ret = 2 * v + 1
+                    finished = True
+                else:
+                    fr[ply, _A0] = alpha
+                    fr[ply, _B0] = beta
+                    if lo > alpha:
+                        alpha = lo
+                    if hi < beta:
+                        beta = hi
+                    fr[ply, _ALPHA] = alpha
+                    fr[ply, _BETA] = beta
+                    fr[ply, _LO] = lo
+                    fr[ply, _HI] = hi
+                    fr[ply, _K1] = k1
+                    fr[ply, _K2] = k2
+                    fr[ply, _NODES] = stats[0]
+                    fr[ply, _TTMOVE] = ttmove
+                    if ply + 1 >= boards.shape[0]:
+                        raise RuntimeError("Kalaha search: position too deep for the stack")
+                    # Children: evaluate the known ones now, queue the others by score.
+                    best = -(1 << 40)
+                    bmove = -1
+                    cnt = 0
+                    cutoff = False
+                    for i in range(pits):
+                        if b[i] == 0:
+                            continue
+                        c = kids[ply, i]
+                        gain, kind, entered = child_position(b, c, pits, i, empty_capture)
+                        if kind == 0:
+                            v = gain
+                        elif n - entered <= db_stones:
+                            stats[1] += 1
+                            w = np.int64(db[rank_board(c, pits, binom, offsets)])
+                            v = gain + w if kind == 1 else gain - w
+                        else:
+                            if i == ttmove:
+                                score = 1 << 30
+                            elif kind == 1:
+                                score = (1 << 20) + i
+                            else:
+                                score = gain * 64 + i
+                            # insertion by score, best first
+                            j = cnt
+                            while j > 0 and order[ply, j - 1, 2] < score:
+                                order[ply, j, 0] = order[ply, j - 1, 0]
+                                order[ply, j, 1] = order[ply, j - 1, 1]
+                                order[ply, j, 2] = order[ply, j - 1, 2]
+                                j -= 1
+                            order[ply, j, 0] = i | (kind << 8)
+                            order[ply, j, 1] = gain
+                            order[ply, j, 2] = score
+                            cnt += 1
+                            continue
+                        if v > best:
+                            best = v
+                            bmove = i
+                            if v > alpha:
+                                alpha = v
+                                if alpha >= beta:
+                                    cutoff = True
+                                    break
+                    if not cutoff and cnt > 1:
+                        # Enhanced transposition cut-off: a child's table bound may already
+                        # refute this node without searching anything.
+                        for j in range(cnt):
+                            i = order[ply, j, 0] & 255
+                            kind = order[ply, j, 0] >> 8
+                            gain = order[ply, j, 1]
+                            c = kids[ply, i]
+                            if exact_keys:
+                                c1 = rank_board(c, pits, binom, offsets) + 1
+                                c2 = 0
+                            else:
+                                c1, c2 = _hash_keys(c)
+                            cb = _tt_bucket(c1, c2, mask)
+                            cs = -1
+                            if tt[cb, 0] == c1 and tt[cb, 1] == c2:
+                                cs = cb
+                            elif tt[cb + 1, 0] == c1 and tt[cb + 1, 1] == c2:
+                                cs = cb + 1
+                            if cs < 0:
+                                continue
+                            cd = tt[cs, 3] & 255
+                            if not (cd == _TRUE or (depth < _TRUE and cd >= depth - 1)):
+                                continue
+                            packed = tt[cs, 2]
+                            if kind == 1:
+                                bound = gain + (packed & _LOW31) - _OFF
+                            else:
+                                bound = gain - ((packed >> 31) - _OFF)
+                            if bound >= beta:
+                                best = bound
+                                bmove = i
+                                if cd != _TRUE:
+                                    h = 1
+                                cutoff = True
+                                stats[2] += 1
+                                break
+                    fr[ply, _BEST] = best
+                    fr[ply, _BMOVE] = bmove
+                    fr[ply, _H] = h
+                    fr[ply, _ALPHA] = alpha
+                    fr[ply, _CNT] = 0 if cutoff else cnt
+                    fr[ply, _IDX] = 0
+        else:
+            # a child came back: ``ret`` for the queued child number fr[ply, _IDX]
+            j = fr[ply, _IDX]
+            i = order[ply, j, 0] & 255
+            kind = order[ply, j, 0] >> 8
+            gain = order[ply, j, 1]
+            w = ret >> 1
+            v = gain + w if kind == 1 else gain - w
+            fr[ply, _H] |= ret & 1
+            if v > fr[ply, _BEST]:
+                fr[ply, _BEST] = v
+                fr[ply, _BMOVE] = i
+                if v > fr[ply, _ALPHA]:
+                    fr[ply, _ALPHA] = v
+                    if v >= fr[ply, _BETA]:
+                        fr[ply, _CNT] = 0  # cut-off: search no more children
+            fr[ply, _IDX] = j + 1
+
+        if not finished:
+            j = fr[ply, _IDX]
+            if j < fr[ply, _CNT]:
+                i = order[ply, j, 0] & 255
+                kind = order[ply, j, 0] >> 8
+                gain = order[ply, j, 1]
+                alpha = fr[ply, _ALPHA]
+                beta = fr[ply, _BETA]
+                c = kids[ply, i]
+                for k in range(size):
+                    boards[ply + 1, k] = c[k]
+                if kind == 1:
+                    fr[ply + 1, _ALPHA] = alpha - gain
+                    fr[ply + 1, _BETA] = beta - gain
+                else:
+                    fr[ply + 1, _ALPHA] = gain - beta
+                    fr[ply + 1, _BETA] = gain - alpha
+                fr[ply + 1, _DEPTH] = fr[ply, _DEPTH] - 1
+                ply += 1
+                enter = True
+                continue
+            # all children done (or cut off): store and return
+            best = fr[ply, _BEST]
+            lo = fr[ply, _LO]
+            hi = fr[ply, _HI]
+            if best < lo:
+                best = lo
+            if best > hi:
+                best = hi
+            h = fr[ply, _H]
+            a0 = fr[ply, _A0]
+            b0 = fr[ply, _B0]
+            n = 0
+            for k in range(pits):
+                n += b[k] + b[pits + 1 + k]
+            blo = -n
+            bhi = n
+            if best <= a0:
+                bhi = best
+            elif best >= b0:
+                blo = best
+            else:
+                blo = best
+                bhi = best
+            depth = fr[ply, _DEPTH]
+            dcode = _TRUE if h == 0 else min(depth, _TRUE - 1)
+            work = _bit_length(stats[0] - fr[ply, _NODES])
+            _tt_store(tt, mask, fr[ply, _K1], fr[ply, _K2], blo, bhi, dcode, fr[ply, _BMOVE], work)
+            ret = 2 * best + h
+        if ply == 0:
+            return ret
+        ply -= 1
+        enter = False
+
+
+@numba.njit(cache=True, nogil=True)
+def _mover_view(board: np.ndarray, player: int, out: np.ndarray) -> tuple:
+    """Write ``board`` from ``player``'s view with stores zeroed into ``out``; return
+    (player's store - opponent's store, stones in the pits)."""
+    size = board.shape[0]
+    half = size // 2
+    shift = half if player == 1 else 0
+    n = 0
+    for k in range(size):
+        out[k] = board[(k + shift) % size]
+    diff = np.int64(out[half - 1]) - np.int64(out[size - 1])
+    out[half - 1] = 0
+    out[size - 1] = 0
+    for k in range(size):
+        n += out[k]
+    return diff, n
+
+
+@numba.njit(cache=True, nogil=True)
+def _solve(
+    root: np.ndarray,
+    mode: int,
+    guess: int,
+    depth_first: int,
+    depth_last: int,
+    finish: bool,
+    out: np.ndarray,
+    pits: int,
+    empty_capture: bool,
+    binom: np.ndarray,
+    offsets: np.ndarray,
+    db: np.ndarray,
+    db_stones: int,
+    exact_keys: bool,
+    tt: np.ndarray,
+    boards: np.ndarray,
+    kids: np.ndarray,
+    fr: np.ndarray,
+    order: np.ndarray,
+    stats: np.ndarray,
+) -> tuple:
+    """Solve ``root`` (mover's view, stores zeroed) for its remaining value.
+
+    Schedule: MTD(f) at depths ``depth_first``, ``depth_first + 2``, .. ``depth_last`` (iterative
+    deepening; stops early once a depth proves the value), then, if ``finish``, MTD(f) to the end
+    of the game. Returns (value or last guess, proven lower bound, proven upper bound, passes).
+
+    Once the root value is proven, ``mode`` 1 writes ``out[i]`` = 1 for the optimal pits (one
+    null-window test per move) and ``mode`` 2 the exact remaining value of every legal pit, from
+    the root mover's view (children solved on the same schedule). The one driver of the search
+    (every numba caller of ``_search`` compiles it again, so there is only this one).
+    """
+    c = np.empty_like(root)
+    w_root = 0
+    lo_root = 0
+    hi_root = 0
+    passes = 0
+    for k in range(pits):
+        out[k] = 0
+    for t in range(-1, pits):
+        gain = 0
+        kind = 1  # the root itself counts as "same mover, no gain"
+        board = root
+        if t >= 0:
+            if mode == 0 or lo_root != hi_root:
+                break
+            if root[t] == 0:
+                continue
+            gain, kind, _ = child_position(root, c, pits, t, empty_capture)
+            board = c
+            if kind == 0:  # the move ends the game
+                out[t] = gain if mode == 2 else (1 if gain >= w_root else 0)
+                continue
+        n = 0
+        for k in range(pits):
+            n += board[k] + board[pits + 1 + k]
+        if n <= db_stones:
+            f = np.int64(db[rank_board(board, pits, binom, offsets)])
+            lo = f
+            hi = f
+        elif t >= 0 and mode == 1:
+            # optimal <=> gain + W(c) >= w_root (extra turn) or gain - W(c) >= w_root (passes)
+            if kind == 1:
+                a = w_root - gain - 1
+                b = a + 1
+            else:
+                a = gain - w_root
+                b = a + 1
+            r = _search(
+                board, a, b, UNLIMITED, pits, empty_capture, binom, offsets, db, db_stones,
+                exact_keys, tt, boards, kids, fr, order, stats,
+            )  # fmt: skip
+            passes += 1
+            ok = (r >> 1) >= b if kind == 1 else (r >> 1) <= a
+            out[t] = 1 if ok else 0
+            continue
+        else:
+            f = guess  # first guess: from the root's value for a child
+            if t >= 0:
+                f = w_root - gain if kind == 1 else gain - w_root
+            lo = -n
+            hi = n
+            depth = depth_first
+            while True:
+                if depth > depth_last:
+                    if not finish:
+                        break
+                    depth = UNLIMITED
+                # MTD(f) at this depth
+                lower = -n
+                upper = n
+                proven_lo = -n
+                proven_hi = n
+                f = min(max(f, -n), n)
+                while lower < upper and proven_lo < proven_hi:
+                    beta = max(f, lower + 1)
+                    r = _search(
+                        board, beta - 1, beta, depth, pits, empty_capture, binom, offsets, db,
+                        db_stones, exact_keys, tt, boards, kids, fr, order, stats,
+                    )  # fmt: skip
+                    passes += 1
+                    f = r >> 1
+                    if f < beta:
+                        upper = f
+                        if r & 1 == 0:
+                            proven_hi = min(proven_hi, f)
+                    else:
+                        lower = f
+                        if r & 1 == 0:
+                            proven_lo = max(proven_lo, f)
+                lo = max(lo, proven_lo)
+                hi = min(hi, proven_hi)
+                if lo == hi:
+                    f = lo
+                    break
+                if depth == UNLIMITED:
+                    break
+                depth += 2
+        if t < 0:
+            w_root = f
+            lo_root = lo
+            hi_root = hi
+        elif kind == 1:
+            out[t] = gain + f if mode == 2 else (1 if gain + f >= w_root else 0)
+        else:
+            out[t] = gain - f if mode == 2 else (1 if gain - f >= w_root else 0)
+    return w_root, lo_root, hi_root, passes
+
+
+# ------------------------------------------------------------------------------------------------
+# Python front end
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class SolveResult:
+    """What :meth:`KalahaSolver.solve` found for one position (values: see module doc)."""
+
+    value: int
+    optimal_moves: list[int]
+    move_values: dict[int, int] = field(default_factory=dict)
+    nodes: int = 0
+    seconds: float = 0.0
+
+
+def default_db_stones(pits: int, max_stones: int | None = None) -> int:
+    """The largest stone count whose database fits :data:`DEFAULT_DB_ENTRIES` (and no more than
+    the game has stones)."""
+    n = 0
+    limit = min(MAX_DB_STONES, max_stones if max_stones is not None else MAX_DB_STONES)
+    while n < limit and database_entries(n + 1, pits) <= DEFAULT_DB_ENTRIES:
+        n += 1
+    return n
+
+
+class KalahaSolver:
+    """Exact solver for Kalaha positions of one board size and rule set (any number of seeds).
+
+    ``game`` gives pits and rules (its seeds only size the default database). ``db_stones``:
+    endgame database size (default: :func:`default_db_stones`), read from / written to
+    ``cache_dir`` (default :func:`~spieltisch.agents.kalaha_endgame.default_cache_dir`) unless
+    ``use_cache=False``. ``tt_bits``: the transposition table has ``2**tt_bits`` entries of 32
+    bytes. Iterative deepening runs depth-limited MTD(f) at depths 2, 4, .. ``id_max_depth`` before
+    the search to the end (0: no iterative deepening).
+    ``progress`` receives one line per MTD(f) pass (depth, window, nodes, time).
+
+    The table persists between calls, so solving the positions of one game in order is cheap.
+    """
+
+    def __init__(
+        self,
+        game: KalahaGame | None = None,
+        *,
+        db_stones: int | None = None,
+        cache_dir: str | os.PathLike | None = None,
+        use_cache: bool = True,
+        tt_bits: int = DEFAULT_TT_BITS,
+        id_max_depth: int = 12,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self.game = game if game is not None else KalahaGame()
+        self.pits = self.game.pits
+        self.rules = self.game.rules
+        if self.pits > 127:
+            raise ValueError("the solver handles at most 127 pits")
+        if not 4 <= tt_bits <= 34:
+            raise ValueError(f"tt_bits must be between 4 and 34, got {tt_bits}")
+        if db_stones is None:
+            db_stones = default_db_stones(self.pits, self.game.total_stones)
+        if not 0 <= db_stones <= MAX_DB_STONES:
+            raise ValueError(f"db_stones must be between 0 and {MAX_DB_STONES}, got {db_stones}")
+        self.progress = progress
+        self.id_max_depth = id_max_depth
+        self.database = EndgameDatabase.load_or_build(
+            self.pits, self.rules, db_stones, cache_dir, use_cache, progress
+        )
+        self.db_stones = db_stones
+        self.tt = np.zeros((1 << tt_bits, 4), dtype=np.int64)
+        self.tt.fill(0)  # touch the pages now, not at random during the first search
+        size = 2 * self.pits + 2
+        self._boards = np.zeros((MAX_PLY, size), dtype=BOARD_DTYPE)
+        self._kids = np.zeros((MAX_PLY, self.pits, size), dtype=BOARD_DTYPE)
+        self._frames = np.zeros((MAX_PLY, _NFIELDS), dtype=np.int64)
+        self._order = np.zeros((MAX_PLY, self.pits, 3), dtype=np.int64)
+        self.stats = np.zeros(4, dtype=np.int64)  # nodes, database hits, table cut-offs, max ply
+        self._capacity = -1
+        self._ensure_capacity(max(self.game.total_stones, db_stones))
+
+    # --- tables ----------------------------------------------------------------------------
+    def _ensure_capacity(self, stones: int) -> None:
+        """Size the rank tables for positions of up to ``stones`` stones in the pits."""
+        if stones <= self._capacity:
+            return
+        self._capacity = max(stones, 2 * self._capacity)
+        self._binom = binomial_table(self._capacity, self.pits)
+        self._offsets = level_offsets(self._binom, self._capacity, self.pits)
+        exact = math.comb(self._capacity + 2 * self.pits, 2 * self.pits) < (1 << 61)
+        if getattr(self, "_exact_keys", exact) != exact:
+            self.tt[:] = 0  # the key scheme changes: old entries would not match anyway
+        self._exact_keys = exact
+        self._ctx = self._make_context()
+
+    def clear(self) -> None:
+        """Forget the transposition table (the database stays)."""
+        self.tt[:] = 0
+
+    # --- positions -------------------------------------------------------------------------
+    def _position(self, state: KalahaState | str) -> tuple[np.ndarray, int, bool]:
+        """(board from the mover's view with stores zeroed, store difference, game over)."""
+        if isinstance(state, str):
+            state = self.game.state_from_text(state)
+        if not isinstance(state, KalahaState):
+            raise TypeError(f"expected a KalahaState or its text, got {type(state).__name__}")
+        game = state.game
+        if game.pits != self.pits or game.rules != self.rules:
+            raise ValueError(
+                f"this solver is for {self.pits} pits, rules {self.rules!r}; the position is for "
+                f"{game.pits} pits, rules {game.rules!r}"
+            )
+        board = np.empty(2 * self.pits + 2, dtype=BOARD_DTYPE)
+        diff, n = _mover_view(state.board, state.current_player, board)
+        if state.is_terminal():
+            return board, int(diff), True  # as the engine scores it: the stores
+        if n > self._capacity:
+            self._ensure_capacity(int(n))
+        return board, int(diff), False
+
+    # --- search ----------------------------------------------------------------------------
+    def _make_context(self) -> tuple:
+        return (
+            self.pits,
+            self.rules == "goki",
+            self._binom,
+            self._offsets,
+            self.database.values,
+            self.db_stones,
+            self._exact_keys,
+            self.tt,
+            self._boards,
+            self._kids,
+            self._frames,
+            self._order,
+            self.stats,
+        )
+
+    def _remaining(self, board: np.ndarray, mode: int = 0, out: np.ndarray | None = None) -> int:
+        """Exact remaining value of a position (mover's view, stores zeroed); with ``mode`` 1 or
+        2 also the optimal-move flags or move values in ``out`` (see :func:`_solve`)."""
+        if out is None:
+            out = np.zeros(self.pits, dtype=np.int64)
+        idm = self.id_max_depth
+        if self.progress is None:
+            return int(_solve(board, mode, 0, 2, idm, True, out, *self._ctx)[0])
+        # The same schedule, one depth per call, to report progress.
+        t0 = time.perf_counter()
+        f = 0
+        for depth in [*range(2, idm + 1, 2), UNLIMITED]:
+            last = depth == UNLIMITED
+            f, lo, hi, passes = _solve(board, 0, f, depth, depth, last, out, *self._ctx)
+            shown = "end" if last else f"{depth:>3}"
+            found = f"value {lo:+d}" if lo == hi else f"guess {f:+d}, proven [{lo:+d}, {hi:+d}]"
+            self.progress(
+                f"  depth {shown}: {found} ({passes} passes), nodes {int(self.stats[0]):,}, "
+                f"{time.perf_counter() - t0:.2f} s"
+            )
+            if lo == hi:
+                break
+        if mode:
+            self.progress("  testing the moves")
+            # the root's value is in the table now: only the moves are searched
+            f = _solve(board, mode, f, 0, -1, True, out, *self._ctx)[0]
+            self.progress(
+                f"  moves done: nodes {int(self.stats[0]):,}, {time.perf_counter() - t0:.2f} s"
+            )
+        return int(f)
+
+    # --- public API ------------------------------------------------------------------------
+    def value(self, state: KalahaState | str) -> int:
+        """The final store difference under perfect play, for the player to move."""
+        board, diff, over = self._position(state)
+        if over:
+            return diff
+        return diff + self._remaining(board)
+
+    def move_values(self, state: KalahaState | str) -> dict[int, int]:
+        """The exact value of every legal move, for the player to move (see module doc)."""
+        return self.solve(state, move_values=True).move_values
+
+    def optimal_moves(self, state: KalahaState | str) -> list[int]:
+        """The legal moves that keep the position's value (sorted)."""
+        return self.solve(state).optimal_moves
+
+    def solve(self, state: KalahaState | str, move_values: bool = False) -> SolveResult:
+        """Value and optimal moves of a position (and every move's value if asked)."""
+        t0 = time.perf_counter()
+        nodes0 = int(self.stats[0])
+        board, diff, over = self._position(state)
+        if over:
+            return SolveResult(diff, [], {}, 0, time.perf_counter() - t0)
+        out = np.zeros(self.pits, dtype=np.int64)
+        w = self._remaining(board, 2 if move_values else 1, out)
+        pits = board.tolist()[: self.pits]
+        res = out.tolist()
+        legal = [i for i in range(self.pits) if pits[i] > 0]
+        if move_values:
+            values = {i: diff + res[i] for i in legal}
+            optimal = [i for i in legal if res[i] == w]
+        else:
+            values = {}
+            optimal = [i for i in legal if res[i]]
+        return SolveResult(
+            value=diff + w,
+            optimal_moves=optimal,
+            move_values=values,
+            nodes=int(self.stats[0]) - nodes0,
+            seconds=time.perf_counter() - t0,
+        )

@@ -1,0 +1,178 @@
+"""``spieltisch solve``: perfect play for Kalaha (value and optimal moves), and agent accuracy.
+
+Examples::
+
+    spieltisch solve kalaha --pits 6 --seeds 4 --rules goki
+    spieltisch solve kalaha --pits 6 --seeds 4 --position "4,4,0,5,5,5/1 4,4,4,4,4,4/0 0"
+    spieltisch solve kalaha --pits 6 --seeds 4 --accuracy random --games 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from spieltisch.agents.kalaha_endgame import default_cache_dir
+from spieltisch.agents.kalaha_solver import DEFAULT_TT_BITS, KalahaSolver
+from spieltisch.envs._common.errors import PositionFormatError
+from spieltisch.envs.kalaha.engine import RULE_SETS, KalahaGame
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "solve",
+        help="solve a Kalaha position exactly (value, optimal moves), or rate an agent's moves",
+        description=(
+            "Solve a Kalaha position: the final store difference under perfect play, from the "
+            "point of view of the player to move, and the moves that achieve it. With "
+            "--accuracy, play games with an agent and report how many of its moves were optimal."
+        ),
+    )
+    p.add_argument("game", choices=["kalaha"], help="the game (only Kalaha has a solver)")
+    p.add_argument("--pits", type=int, default=6, help="pits per side (default 6)")
+    p.add_argument("--seeds", type=int, default=4, help="stones per pit at the start (default 4)")
+    p.add_argument("--rules", choices=RULE_SETS, default="goki", help="rule set (default goki)")
+    p.add_argument(
+        "--position",
+        metavar="TEXT",
+        help='position in the engine notation, e.g. "4,4,4,4,4,4/0 4,4,4,4,4,4/0 0" '
+        "(default: the starting position)",
+    )
+    p.add_argument(
+        "--move-values", action="store_true", help="also compute the exact value of every move"
+    )
+    p.add_argument(
+        "--db-stones",
+        type=int,
+        default=None,
+        help="endgame database: all positions with at most this many stones (default: by size)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help=f"where endgame databases are kept (default {default_cache_dir()})",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="build databases in memory, read/write no files"
+    )
+    p.add_argument(
+        "--tt-bits",
+        type=int,
+        default=24,
+        help=f"transposition table of 2**N entries of 32 bytes (default 24; library default "
+        f"{DEFAULT_TT_BITS})",
+    )
+    p.add_argument(
+        "--id-depth", type=int, default=12, help="iterative deepening up to this depth first"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--accuracy",
+        metavar="AGENT",
+        help="instead of solving: rate the moves of this registered agent against the solver",
+    )
+    p.add_argument("--games", type=int, default=10, help="--accuracy: games per opponent")
+    p.add_argument(
+        "--opponents",
+        nargs="*",
+        default=["random"],
+        metavar="AGENT",
+        help="--accuracy: baseline opponents (default random); self-play is added",
+    )
+    p.add_argument("--no-self-play", action="store_true", help="--accuracy: skip self-play")
+    p.add_argument("--seed", type=int, default=0, help="--accuracy: seed of games and agents")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    def say(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        game = KalahaGame(args.pits, args.seeds, args.rules)
+        state = game.state_from_text(args.position) if args.position else None
+    except (ValueError, TypeError, PositionFormatError) as err:
+        print(f"spieltisch solve: {err}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    try:
+        solver = KalahaSolver(
+            game,
+            db_stones=args.db_stones,
+            cache_dir=args.cache_dir,
+            use_cache=not args.no_cache,
+            tt_bits=args.tt_bits,
+            id_max_depth=args.id_depth,
+            progress=None if args.quiet else say,
+        )
+    except ValueError as err:
+        print(f"spieltisch solve: {err}", file=sys.stderr)
+        return 2
+    say(
+        f"endgame database: up to {solver.db_stones} stones "
+        f"({time.perf_counter() - t0:.2f} s to load or build)"
+    )
+
+    if args.accuracy:
+        from spieltisch.agents.kalaha_accuracy import move_accuracy
+
+        solver.progress = None
+        try:
+            report = move_accuracy(
+                args.accuracy,
+                game,
+                games=args.games,
+                opponents=args.opponents,
+                self_play=not args.no_self_play,
+                seed=args.seed,
+                solver=solver,
+                progress=say,
+            )
+        except ValueError as err:
+            print(f"spieltisch solve: {err}", file=sys.stderr)
+            return 2
+        print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
+        return 0
+
+    state = state or game.new_initial_state()
+    say(f"solving Kalah({game.pits},{game.seeds}) {game.rules}:\n{state}")
+    result = solver.solve(state, move_values=args.move_values)
+    if args.json:
+        out = {
+            "position": state.to_text(),
+            "pits": game.pits,
+            "seeds": game.seeds,
+            "rules": game.rules,
+            "value": result.value,
+            "optimal_moves": result.optimal_moves,
+            "move_values": {str(k): v for k, v in result.move_values.items()},
+            "nodes": result.nodes,
+            "seconds": result.seconds,
+            "db_stones": solver.db_stones,
+        }
+        print(json.dumps(out, indent=2))
+        return 0
+    if state.is_terminal():
+        print(f"game over: value {result.value:+d} for seat {state.current_player}")
+        return 0
+    mover = state.current_player
+    if result.value > 0:
+        verdict = f"seat {mover} (to move) wins by {result.value}"
+    elif result.value < 0:
+        verdict = f"seat {mover} (to move) loses by {-result.value}"
+    else:
+        verdict = "draw"
+    print(f"value: {result.value:+d} ({verdict}, perfect play, final store difference)")
+    moves = ", ".join(map(str, result.optimal_moves))
+    print(f"optimal moves: {moves} (pits from the mover's left)")
+    if result.move_values:
+        print(
+            "move values: "
+            + ", ".join(f"{m}: {v:+d}" for m, v in sorted(result.move_values.items()))
+        )
+    print(f"nodes: {result.nodes:,}  time: {result.seconds:.2f} s")
+    return 0
