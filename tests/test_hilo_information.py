@@ -74,6 +74,8 @@ def test_hidden_cards_do_not_change_any_observation(n):
                     assert s.information_state_string(p) == u.information_state_string(p)
         if k % 5 == 0:
             for p in range(n):
+                obs = s.observation(p)
+                assert obs.min() >= 0 and obs.max() <= game.num_cards
                 assert s.view(p) == t.view(p)
                 assert s.information_state_string(p) == t.information_state_string(p)
     assert changed > 1000  # the perturbation really changed hidden cards

@@ -21,12 +21,15 @@ MAX_STEPS = 3000  # random games take about 80-150 actions; this bound is never 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [2, 3, 4])
-def test_random_games_batched_equals_single(n):
-    game = HiLoGame(n, final_round=(n == 3))  # the final-round option gets its share too
-    batch = HiLoBatch(game, NUM_GAMES, seed=100 + n)
+@pytest.mark.parametrize(
+    ("n", "final_round", "num_games"),
+    [(2, False, NUM_GAMES), (3, False, NUM_GAMES), (4, False, NUM_GAMES), (3, True, 300)],
+)
+def test_random_games_batched_equals_single(n, final_round, num_games):
+    game = HiLoGame(n, final_round=final_round)
+    batch = HiLoBatch(game, num_games, seed=100 + n)
     gen = np.random.default_rng(100 + n)
-    singles = [game.new_initial_state(gen) for _ in range(NUM_GAMES)]
+    singles = [game.new_initial_state(gen) for _ in range(num_games)]
     rng = np.random.default_rng(n)
     all_cards = list(range(game.num_cards))
     history = []
@@ -53,13 +56,13 @@ def test_random_games_batched_equals_single(n):
     assert all(s.is_terminal() for s in singles)
     returns = batch.returns()
     np.testing.assert_allclose(returns.sum(axis=1), 0.0, atol=1e-12)
-    for k in range(0, NUM_GAMES, 37):
+    for k in range(0, num_games, 37):
         assert np.allclose(returns[k], singles[k].returns())
         assert tuple(batch.coins()[k]) == singles[k].coins()
         assert all(singles[k].face_up(p).all() for p in range(n))
 
     # The same seed and actions give the same games.
-    again = HiLoBatch(game, NUM_GAMES, seed=100 + n)
+    again = HiLoBatch(game, num_games, seed=100 + n)
     for actions in history:
         again.step(actions)
     assert np.array_equal(again.states, batch.states)

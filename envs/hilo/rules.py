@@ -25,8 +25,8 @@ array, seeded from the caller's ``numpy.random.Generator``: a state carries its 
 clones, pickles and batched rows replay identically.
 
 Packed result of :func:`step` / :func:`packed_status`: bits 0-3 phase, 4-5 player to move,
-8-19 first slot set, 20-55 second slot set (which actions they enable depends on the phase,
-see :data:`spieltisch.envs.hilo.engine` ``_slot_bases``).
+8-19 first slot set, 20-55 second slot set; bit ``i`` of a set enables action
+``BASE1[phase] + i`` (``BASE2[phase] + i``), see :func:`fill_mask`.
 """
 
 from __future__ import annotations
