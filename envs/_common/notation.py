@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -39,6 +40,7 @@ def check_action(action: object, num_actions: int) -> int:
     return action
 
 
+@functools.cache  # an immutable table, built once per size (65536 tuples for Hus)
 def action_tuples(num_actions: int) -> tuple[tuple[int, ...], ...] | None:
     """For every bit mask over ``num_actions`` actions, the tuple of set bits (None if too many)."""
     if num_actions > _MAX_TABLE_BITS:

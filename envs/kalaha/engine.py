@@ -20,6 +20,7 @@ compiled loop for many games.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -171,7 +172,20 @@ class KalahaGame:
         return KalahaState(self, board, first_player)
 
     def state_from_text(self, text: str) -> KalahaState:
-        """Read a position written by :meth:`KalahaState.to_text` (see there for the format)."""
+        """Read a position: the one-line notation of :meth:`KalahaState.to_text`, or the
+        diagram that ``str(state)`` draws (see :func:`render_text`)."""
+        if not isinstance(text, str):
+            raise PositionFormatError(
+                f"a Kalaha position must be a string, got {type(text).__name__}"
+            )
+        if "\n" in text.strip():
+            board, player, over = parse_diagram(text, self.pits)
+            empty_side = not board[: self.pits].any() or not board[self.pits + 1 : -1].any()
+            if over != empty_side:
+                raise PositionFormatError(
+                    "'game over' must be written exactly when one side has no stones left"
+                )
+            return KalahaState(self, board, player, terminal=over)
         board, player, terminal = parse_position(text, self.pits)
         return KalahaState(self, board, player, terminal=terminal)
 
@@ -296,17 +310,20 @@ class KalahaState:
             setattr(self, k, v)
 
     def __eq__(self, other: object) -> bool:
+        """Same game, board and player to move (who would move is irrelevant once it is over)."""
         if not isinstance(other, KalahaState):
             return NotImplemented
+        over = self.is_terminal()
         return (
             self.game == other.game
-            and self.current_player == other.current_player
-            and self.is_terminal() == other.is_terminal()
+            and over == other.is_terminal()
+            and (over or self.current_player == other.current_player)
             and np.array_equal(self.board, other.board)
         )
 
     def __hash__(self) -> int:
-        return hash((self.game, self.current_player, self.board.tobytes()))
+        mover = -1 if self.is_terminal() else self.current_player
+        return hash((self.game, mover, self.board.tobytes()))
 
     # --- text ----------------------------------------------------------------------------------
     def to_text(self) -> str:
@@ -331,8 +348,6 @@ class KalahaState:
 
 def parse_position(text: str, pits: int) -> tuple[np.ndarray, int, bool | None]:
     """Parse :meth:`KalahaState.to_text` notation; raises PositionFormatError naming the problem."""
-    if not isinstance(text, str):
-        raise PositionFormatError(f"a Kalaha position must be a string, got {type(text).__name__}")
     fields = text.split()
     if len(fields) not in (3, 4) or (len(fields) == 4 and fields[3] != "end"):
         raise PositionFormatError(f"expected 'PITS/STORE PITS/STORE PLAYER [end]', got {text!r}")
@@ -369,25 +384,64 @@ def parse_position(text: str, pits: int) -> tuple[np.ndarray, int, bool | None]:
 
 
 def render_text(state: KalahaState) -> str:
-    """A board drawn as text, seat 1 on top (its pits run right to left), seat 0 at the bottom.
+    """The board as seen by seat 0: seat 1's row on top (its pits run right to left, since its
+    left is seat 0's right), seat 1's store on the left, seat 0's on the right::
 
-    ::
+        seat 1:      6   6   6   6   6   6
+        stores:   0                          0
+        seat 0:      6   6   6   6   6   6
+        seat 0 to move
 
-              11 10  9  8  7  6      <- seat 1's pits 5..0
-         [ 0]                  [ 0]
-               6  6  6  6  6  6      <- seat 0's pits 0..5
+    :meth:`KalahaGame.state_from_text` reads this diagram back.
     """
     pits = state.game.pits
     b = state.board
-    top = " ".join(f"{int(v):>3}" for v in b[2 * pits : pits : -1])
-    bottom = " ".join(f"{int(v):>3}" for v in b[:pits])
-    s1, s0 = int(b[-1]), int(b[pits])
-    width = len(top)
-    mover = "game over" if state.is_terminal() else f"seat {state.current_player} to move"
+    top = "".join(f"{int(v):>4}" for v in b[2 * pits : pits : -1])
+    bottom = "".join(f"{int(v):>4}" for v in b[:pits])
+    gap = " " * (4 * pits + 2)
     lines = [
-        f"       {top}        seat 1",
-        f"[{s1:>3}] {' ' * width} [{s0:>3}]",
-        f"       {bottom}        seat 0",
-        f"{mover}; stores: seat 0 = {s0}, seat 1 = {s1}",
+        f"seat 1:   {top}",
+        f"stores: {int(b[-1]):>3}{gap}{int(b[pits])}",
+        f"seat 0:   {bottom}",
     ]
+    if state.is_terminal():
+        s0, s1 = state.stores()
+        result = "a draw" if s0 == s1 else f"seat {0 if s0 > s1 else 1} wins"
+        lines.append(f"game over: {result}, {s0} to {s1}")
+    else:
+        lines.append(f"seat {state.current_player} to move")
     return "\n".join(lines)
+
+
+def parse_diagram(text: str, pits: int) -> tuple[np.ndarray, int, bool]:
+    """Read the diagram of :func:`render_text` (labels ``seat 1:``, ``stores:``, ``seat 0:`` and
+    a last line ``seat N to move`` or ``game over...``)."""
+    rows: dict[str, list[int]] = {}
+    mover: int | None = None
+    over = False
+    for line in text.strip().splitlines():
+        line = line.strip()
+        label, sep, rest = line.partition(":")
+        if sep and label in ("seat 0", "seat 1", "stores"):
+            cells = rest.split()
+            if not all(c.isdigit() for c in cells):
+                raise PositionFormatError(f"{label}: expected whole numbers, got {rest.strip()!r}")
+            rows[label] = [int(c) for c in cells]
+        elif m := re.fullmatch(r"seat ([01]) to move", line):
+            mover = int(m.group(1))
+        elif line.startswith("game over"):
+            over = True
+    for label, count in (("seat 1", pits), ("stores", 2), ("seat 0", pits)):
+        if label not in rows:
+            raise PositionFormatError(f"the diagram has no line '{label}: ...'")
+        if len(rows[label]) != count:
+            raise PositionFormatError(
+                f"'{label}:' needs {count} numbers, got {len(rows[label])}: {rows[label]}"
+            )
+    if mover is None and not over:
+        raise PositionFormatError("the diagram needs a last line 'seat N to move' or 'game over'")
+    board = np.zeros(2 * pits + 2, dtype=BOARD_DTYPE)
+    board[:pits] = rows["seat 0"]
+    board[pits + 1 : 2 * pits + 1] = rows["seat 1"][::-1]
+    board[-1], board[pits] = rows["stores"]
+    return board, 0 if mover is None else mover, over
