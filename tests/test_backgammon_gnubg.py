@@ -7,7 +7,6 @@ set of positions after our legal plays must equal gnubg's (``gnubg_nn.moves``). 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import kernels as k
@@ -19,70 +18,12 @@ from spieltisch.envs.backgammon import gnubg_adapter as ga  # noqa: E402
 GAME = BackgammonGame()
 
 
-def random_positions(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` positions at the start of a turn (board rows, seat on turn), from random
-    games: every turn start of each game, in order, until there are enough."""
-    rng = np.random.default_rng(seed)
-    boards, turns = [], []
-    while len(boards) < count:
-        state = GAME.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                boards.append(state.board.copy())
-                turns.append(state.turn)
-                state.roll_dice(rng)
-            state.apply_play(int(rng.integers(state.num_plays())))
-    return np.array(boards[:count]), np.array(turns[:count], dtype=np.int64)
-
-
-def compare_with_gnubg(boards: np.ndarray, turns: np.ndarray) -> dict[str, int]:
-    """Compare the plays of every (position, roll); returns counts, raises on a mismatch.
-
-    Both sides as sorted, concatenated 20-letter keys, so a pair costs one bytes comparison."""
-    rolls = np.array(ga.ROLLS, dtype=np.int64)
-    offsets, keys = ga.all_play_keys(boards, turns, rolls)
-    letters = ga.keys_to_letters(keys)
-    stats = {"positions": len(boards), "pairs": 0, "plays": 0, "no_move": 0, "max_plays": 0}
-    for p in range(len(boards)):
-        board = ga.board_to_gnubg(boards[p], int(turns[p]))
-        for r, (d1, d2) in enumerate(ga.ROLLS):
-            first, last = offsets[p * 21 + r], offsets[p * 21 + r + 1]
-            theirs = gnubg.moves(board, d1, d2)
-            if "".join(sorted(theirs)).encode() != letters[20 * first : 20 * last]:
-                _explain(boards[p], int(turns[p]), (d1, d2), keys[first:last], theirs)
-            stats["pairs"] += 1
-            stats["plays"] += last - first
-            stats["no_move"] += last == first
-            stats["max_plays"] = max(stats["max_plays"], last - first)
-    return stats
-
-
-def _explain(board: np.ndarray, turn: int, roll: tuple[int, int], ours: np.ndarray, theirs):
-    mine = [ga.bytes_to_key(row.tobytes()) for row in ours]
-    state = GAME.state_from_position_id(_pid(board, turn), roll, turn)
-    raise AssertionError(
-        f"plays differ from gnubg for {state.to_text()}: {len(mine)} ours, {len(theirs)} "
-        f"gnubg's; only ours: {sorted(set(mine) - set(theirs))[:5]}, only gnubg's: "
-        f"{sorted(set(theirs) - set(mine))[:5]}, duplicates: {len(mine) - len(set(mine))}"
-        f"\n{state}"
-    )
-
-
-def _pid(board: np.ndarray, turn: int) -> str:
-    from spieltisch.envs.backgammon.notation import sides_to_position_id
-
-    return sides_to_position_id(
-        board[k.SIDE * (1 - turn) : k.SIDE * (1 - turn) + 25],
-        board[k.SIDE * turn : k.SIDE * turn + 25],
-    )
-
-
 def test_legal_plays_equal_gnubg_on_5000_random_positions_and_all_21_rolls():
-    boards, turns = random_positions(5000, seed=2024)
-    stats = compare_with_gnubg(boards, turns)
+    boards, turns = ga.random_positions(5000, seed=2024, game=GAME)
+    stats = ga.compare_with_gnubg(boards, turns)
     assert stats["pairs"] == 5000 * 21
     # The sample is not trivial: blocked rolls, bear-offs and big doubles all occur.
-    assert stats["no_move"] > 100 and stats["max_plays"] > 200
+    assert stats["no_move_pairs"] > 100 and stats["max_plays"] > 200
     bear_off = sum(b[k.OFF] + b[k.SIDE + k.OFF] > 0 for b in boards)
     on_bar = sum(b[k.BAR] + b[k.SIDE + k.BAR] > 0 for b in boards)
     assert bear_off > 300 and on_bar > 500

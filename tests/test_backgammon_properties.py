@@ -227,3 +227,17 @@ def test_batch_random_plays_finish_games_and_bad_batch_actions_change_nothing():
     assert set(points.tolist()) <= {1, 2, 3}
     batch.reset()
     assert not batch.terminal.any() and (batch.states[:, k.M_PHASE] == k.PH_MOVE).all()
+
+
+def test_batch_masks_after_whole_play_steps_equal_the_single_game_masks():
+    batch = BackgammonBatch(CUBE, 40, seed=21, threads=2)
+    rng = np.random.default_rng(2)
+    for step in range(60):
+        if step % 3 == 2:
+            batch.step(batch.sample_random_actions(rng))
+        else:
+            batch.step_random_plays()  # the masks are then computed when next read
+        for g in range(40):
+            single = batch.state(g)
+            assert np.array_equal(batch.legal_mask[g], single.legal_mask())
+            assert batch.terminal[g] == single.is_terminal()

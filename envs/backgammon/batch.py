@@ -18,9 +18,12 @@ Two ways to step:
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
-from numba import prange
 from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
 from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
 from spieltisch.envs.backgammon import kernels as k
@@ -30,106 +33,107 @@ ROLL_RANGE = 180  # the chance kernels take uniform numbers 0..179 (see kernels.
 
 
 @numba.njit(cache=True, nogil=True)
-def _finish(s, r, mask_row, terminal, g, w):
-    """After a decision: roll if a chance node came up, export the mask and the end flag."""
+def _finish(s, r, mask_row, terminal, g, w, eager):
+    """After a decision: roll if a chance node came up, set the end flag, and (``eager``)
+    generate the plays and export the mask; else they are left for :func:`_refresh_all`."""
     if s[k.M_PHASE] <= k.PH_ROLL:
-        k.roll(s, r, w)
-    for a in range(mask_row.shape[0]):
-        mask_row[a] = s[k.MASK + a]
+        if eager:
+            k.roll(s, r, w)
+        else:
+            d1, d2 = k.dice_of(s, r)
+            k.put_dice(s, d1, d2)
+    if eager:
+        for a in range(mask_row.shape[0]):
+            mask_row[a] = s[k.MASK + a]
     terminal[g] = s[k.M_PHASE] == k.PH_OVER
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _roll_all(states, rolls, masks, terminal, ws):
-    num_threads = ws.shape[0]
-    for c in prange(num_threads):
-        w = ws[c]
-        for g in range(c, states.shape[0], num_threads):
-            _finish(states[g], rolls[g], masks[g], terminal, g, w)
+@numba.njit(cache=True, nogil=True)
+def _refresh_all(states, masks, terminal, w):
+    for g in range(states.shape[0]):
+        s = states[g]
+        if not terminal[g]:
+            k.refresh(s, w)
+        for a in range(masks.shape[1]):
+            masks[g, a] = s[k.MASK + a]
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _step_all(states, actions, rolls, masks, terminal, ws):
-    num_threads = ws.shape[0]
-    for c in prange(num_threads):
-        w = ws[c]
-        for g in range(c, states.shape[0], num_threads):
-            if terminal[g]:
-                continue
-            s = states[g]
-            k.act(s, actions[g], w)
-            _finish(s, rolls[g], masks[g], terminal, g, w)
+# Each loop below runs over a contiguous block of games with one workspace; the batch splits the
+# games into one block per thread and runs the blocks on a thread pool (the kernels release the
+# GIL). Plain loops over contiguous blocks compile to much faster code than numba's prange here.
+@numba.njit(cache=True, nogil=True)
+def _roll_all(states, rolls, masks, terminal, w):
+    for g in range(states.shape[0]):
+        _finish(states[g], rolls[g], masks[g], terminal, g, w, True)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _random_plays(states, rolls, uniforms, masks, terminal, ws):
-    num_threads = ws.shape[0]
-    for c in prange(num_threads):
-        w = ws[c]
-        for g in range(c, states.shape[0], num_threads):
-            if terminal[g]:
-                continue
-            s = states[g]
-            u = uniforms[g]
-            phase = s[k.M_PHASE]
-            if phase == k.PH_MOVE:
-                n = k.generate(s, w, False)
-                i = min(int(u * n), n - 1)
-                k.play(s, i, w)
-            elif phase == k.PH_CUBE:
-                k.act(s, k.ROLL if u < 0.5 else k.DOUBLE, w)
-            else:
-                k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
-            _finish(s, rolls[g], masks[g], terminal, g, w)
+@numba.njit(cache=True, nogil=True)
+def _step_all(states, actions, rolls, masks, terminal, w):
+    for g in range(states.shape[0]):
+        if terminal[g]:
+            continue
+        s = states[g]
+        k.act(s, actions[g], w)
+        _finish(s, rolls[g], masks[g], terminal, g, w, True)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _count_plays(states, counts, ws):
-    num_threads = ws.shape[0]
-    for c in prange(num_threads):
-        w = ws[c]
-        for g in range(c, states.shape[0], num_threads):
-            s = states[g]
-            counts[g] = k.generate(s, w, False) if s[k.M_PHASE] == k.PH_MOVE else 0
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _fill_plays(states, offsets, boards, moves, ws):
-    num_threads = ws.shape[0]
-    for c in prange(num_threads):
-        w = ws[c]
-        for g in range(c, states.shape[0], num_threads):
-            s = states[g]
-            first = offsets[g]
-            if offsets[g + 1] == first:
-                continue
+@numba.njit(cache=True, nogil=True)
+def _random_plays(states, rolls, uniforms, masks, terminal, w):
+    for g in range(states.shape[0]):
+        if terminal[g]:
+            continue
+        s = states[g]
+        u = uniforms[g]
+        phase = s[k.M_PHASE]
+        if phase == k.PH_MOVE:
             n = k.generate(s, w, False)
-            k.play_boards(s, w, boards[first : first + n])
-            for i in range(n):
-                for j in range(4):
-                    moves[first + i, j] = w[k.W_MOVES + 4 * i + j]
+            k.play(s, min(int(u * n), n - 1), w)
+        elif phase == k.PH_CUBE:
+            k.act(s, k.ROLL if u < 0.5 else k.DOUBLE, w)
+        else:
+            k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
+        _finish(s, rolls[g], masks[g], terminal, g, w, False)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _step_plays(states, offsets, moves, choices, rolls, masks, terminal, ws):
-    num_threads = ws.shape[0]
-    for c in prange(num_threads):
-        w = ws[c]
-        for g in range(c, states.shape[0], num_threads):
-            if terminal[g] or offsets[g + 1] == offsets[g]:
-                continue
-            s = states[g]
-            me = k.SIDE * s[k.M_TURN]
-            row = offsets[g] + choices[g]
+@numba.njit(cache=True, nogil=True)
+def _count_plays(states, counts, w):
+    for g in range(states.shape[0]):
+        s = states[g]
+        counts[g] = k.generate(s, w, False) if s[k.M_PHASE] == k.PH_MOVE else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_plays(states, offsets, boards, moves, w):
+    """``offsets`` holds this block's games' first rows (and one more) in ``boards``."""
+    for g in range(states.shape[0]):
+        s = states[g]
+        first = offsets[g]
+        if offsets[g + 1] == first:
+            continue
+        n = k.generate(s, w, False)
+        k.play_boards(s, w, boards[first : first + n])
+        for i in range(n):
             for j in range(4):
-                a = moves[row, j]
-                if a < 0:
-                    break
-                k.move_checker(s, me, k.SIDE - me, a // 6, a % 6 + 1)
-            s[k.M_NDICE] = 0
-            if not k.finish_if_won(s):
-                k.end_turn(s)
-            _finish(s, rolls[g], masks[g], terminal, g, w)
+                moves[first + i, j] = w[k.W_MOVES + 4 * i + j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_plays(states, offsets, moves, choices, rolls, masks, terminal, w):
+    for g in range(states.shape[0]):
+        if terminal[g] or offsets[g + 1] == offsets[g]:
+            continue
+        s = states[g]
+        me = k.SIDE * s[k.M_TURN]
+        row = offsets[g] + choices[g]
+        for j in range(4):
+            a = moves[row, j]
+            if a < 0:
+                break
+            k.move_checker(s, me, k.SIDE - me, a // 6, a % 6 + 1)
+        s[k.M_NDICE] = 0
+        if not k.finish_if_won(s):
+            k.end_turn(s)
+        _finish(s, rolls[g], masks[g], terminal, g, w, False)
 
 
 class BackgammonBatch:
@@ -137,11 +141,12 @@ class BackgammonBatch:
 
     * ``states`` ``(N, STATE_SIZE)`` int32: one state vector per game (layout in
       :mod:`.kernels`; ``boards`` is a view of its first 52 columns);
-    * ``legal_mask`` ``(N, num_actions)`` int8: the legal actions of the player to act;
+    * ``legal_mask`` ``(N, num_actions)`` int8: the legal actions of the player to act (after
+      whole-play steps it is computed on first access, so play-only loops never pay for it);
     * ``terminal`` ``(N,)`` bool.
 
     ``seed`` (or a ``np.random.Generator``) seeds the dice. ``threads`` (default: numba's
-    thread count) sets how many workspaces, and so threads, the compiled loops use.
+    thread count) splits the games into that many blocks, stepped in parallel on a thread pool.
     """
 
     def __init__(
@@ -162,11 +167,52 @@ class BackgammonBatch:
         self.num_games = int(num_games)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.states = np.zeros((self.num_games, k.STATE_SIZE), dtype=np.int32)
-        self.legal_mask = np.zeros((self.num_games, game.num_actions), dtype=np.int8)
+        self._mask = np.zeros((self.num_games, game.num_actions), dtype=np.int8)
+        self._mask_stale = False
         self.terminal = np.zeros(self.num_games, dtype=np.bool_)
-        self._ws = np.stack([k.new_workspace() for _ in range(threads)])
+        self.threads = int(threads)
+        # Several blocks per thread, taken by whichever thread is free: on a busy machine a
+        # thread that gets less CPU time then holds up the others less.
+        num_blocks = 1 if self.threads == 1 else 4 * self.threads
+        bounds = np.linspace(0, self.num_games, num_blocks + 1).astype(int)
+        self._blocks = [(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+        # One separately allocated workspace per block: numba counts references to an array's
+        # memory atomically, so threads sharing one parent array would contend on its counter.
+        self._ws = [k.new_workspace() for _ in self._blocks]
+        self._pool: ThreadPoolExecutor | None = None
         self._plays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.reset()
+
+    def _run(self, kernel: Callable, args: Callable[[int, int], tuple]) -> None:
+        """``kernel(*args(lo, hi), workspace)`` on every block of games, in parallel."""
+        if len(self._blocks) == 1:
+            lo, hi = self._blocks[0]
+            kernel(*args(lo, hi), self._ws[0])
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="backgammon")
+        futures = [
+            self._pool.submit(kernel, *args(lo, hi), self._ws[t])
+            for t, (lo, hi) in enumerate(self._blocks)
+        ]
+        for future in futures:
+            future.result()
+
+    def __del__(self) -> None:
+        if getattr(self, "_pool", None) is not None:
+            self._pool.shutdown(wait=False)
+
+    @property
+    def legal_mask(self) -> np.ndarray:
+        """``(N, num_actions)`` int8: the legal actions of the player to act in each game
+        (all zero in finished games)."""
+        if self._mask_stale:
+            self._run(
+                _refresh_all,
+                lambda lo, hi: (self.states[lo:hi], self._mask[lo:hi], self.terminal[lo:hi]),
+            )
+            self._mask_stale = False
+        return self._mask
 
     @property
     def boards(self) -> np.ndarray:
@@ -184,7 +230,13 @@ class BackgammonBatch:
         self.terminal[idx] = False
         self._plays = None
         # Only games at a chance node roll (the others keep their decision).
-        _roll_all(self.states, self._rolls(), self.legal_mask, self.terminal, self._ws)
+        _ = self.legal_mask  # bring the other games' masks up to date first
+        rolls = self._rolls()
+        self._run(
+            _roll_all,
+            lambda lo, hi: (self.states[lo:hi], rolls[lo:hi], self._mask[lo:hi],
+                            self.terminal[lo:hi]),
+        )  # fmt: skip
 
     def step(self, actions: np.ndarray) -> None:
         """Play ``actions[g]`` (one checker move, PASS, or cube action) in every unfinished game
@@ -192,7 +244,12 @@ class BackgammonBatch:
         nothing changes and the error names the first offending game."""
         actions = check_batch_actions(actions, self.legal_mask, self.terminal)
         self._plays = None
-        _step_all(self.states, actions, self._rolls(), self.legal_mask, self.terminal, self._ws)
+        rolls = self._rolls()
+        self._run(
+            _step_all,
+            lambda lo, hi: (self.states[lo:hi], actions[lo:hi], rolls[lo:hi],
+                            self._mask[lo:hi], self.terminal[lo:hi]),
+        )  # fmt: skip
 
     def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per game (0 for finished games)."""
@@ -203,14 +260,13 @@ class BackgammonBatch:
         uniformly random legal play (of its distinct resulting positions) when moving, a coin
         flip at cube decisions."""
         self._plays = None
-        _random_plays(
-            self.states,
-            self._rolls(),
-            self.rng.random(self.num_games),
-            self.legal_mask,
-            self.terminal,
-            self._ws,
-        )
+        rolls, uniforms = self._rolls(), self.rng.random(self.num_games)
+        self._run(
+            _random_plays,
+            lambda lo, hi: (self.states[lo:hi], rolls[lo:hi], uniforms[lo:hi],
+                            self._mask[lo:hi], self.terminal[lo:hi]),
+        )  # fmt: skip
+        self._mask_stale = True
 
     def legal_plays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The legal plays of every game about to move: ``(offsets, boards, actions)``.
@@ -222,13 +278,16 @@ class BackgammonBatch:
         decisions, finished games) have none."""
         if self._plays is None:
             counts = np.zeros(self.num_games, dtype=np.int64)
-            _count_plays(self.states, counts, self._ws)
+            self._run(_count_plays, lambda lo, hi: (self.states[lo:hi], counts[lo:hi]))
             offsets = np.zeros(self.num_games + 1, dtype=np.int64)
             np.cumsum(counts, out=offsets[1:])
             total = int(offsets[-1])
             boards = np.zeros((total, k.BOARD_SIZE), dtype=np.int8)
             actions = np.full((total, 4), -1, dtype=np.int64)
-            _fill_plays(self.states, offsets, boards, actions, self._ws)
+            self._run(
+                _fill_plays,
+                lambda lo, hi: (self.states[lo:hi], offsets[lo : hi + 1], boards, actions),
+            )
             self._plays = (offsets, boards, actions)
         offsets, boards, actions = self._plays
         return offsets.copy(), boards.copy(), actions.copy()
@@ -253,16 +312,13 @@ class BackgammonBatch:
             )
         arr = np.ascontiguousarray(arr, dtype=np.int64)
         self._plays = None
-        _step_plays(
-            self.states,
-            offsets,
-            actions,
-            arr,
-            self._rolls(),
-            self.legal_mask,
-            self.terminal,
-            self._ws,
-        )
+        rolls = self._rolls()
+        self._run(
+            _step_plays,
+            lambda lo, hi: (self.states[lo:hi], offsets[lo : hi + 1], actions, arr[lo:hi],
+                            rolls[lo:hi], self._mask[lo:hi], self.terminal[lo:hi]),
+        )  # fmt: skip
+        self._mask_stale = True
 
     def _plays_cached(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._plays is None:
@@ -290,9 +346,10 @@ class BackgammonBatch:
         gets its dice rolled from the batch's generator."""
         if state.game != self.game:
             raise ValueError(f"state is of {state.game}, the batch plays {self.game}")
+        _ = self.legal_mask  # bring the other games' masks up to date first
         self.states[g] = state.s
         self.terminal[g] = state.is_terminal()
         self._plays = None
-        rolls = self._rolls()
         one = slice(g, g + 1)
-        _roll_all(self.states[one], rolls[one], self.legal_mask[one], self.terminal[one], self._ws)
+        rolls = self._rolls()[one]
+        _roll_all(self.states[one], rolls, self._mask[one], self.terminal[one], self._ws[0])

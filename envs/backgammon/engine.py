@@ -113,6 +113,9 @@ def _compiled() -> dict[str, Callable]:
         "act": direct_entry(k.act, s, k.PASS, ws),
         "play": direct_entry(k.play, s, 0, ws),
         "refresh": direct_entry(k.refresh, s, ws),
+        "play_boards": direct_entry(
+            k.play_boards, s, ws, np.zeros((0, k.BOARD_SIZE), dtype=np.int8)
+        ),
     }
 
 
@@ -136,6 +139,7 @@ class BackgammonGame:
     _act: Callable = field(init=False, repr=False, compare=False)
     _play: Callable = field(init=False, repr=False, compare=False)
     _refresh: Callable = field(init=False, repr=False, compare=False)
+    _play_boards: Callable = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.cube, bool):
@@ -334,7 +338,7 @@ class BackgammonState:
         """The resulting boards of the legal plays, ``(num_plays, 52)`` int8 (a copy; layout
         as the board in :mod:`.kernels`), in the order of :meth:`legal_plays`."""
         out = np.empty((self.num_plays(), k.BOARD_SIZE), dtype=np.int8)
-        k.play_boards(self.s, self._workspace().scratch, out)
+        self.game._play_boards(self.s, self._workspace().scratch, out)
         return out
 
     def play_actions(self, index: int) -> tuple[int, ...]:
@@ -404,6 +408,18 @@ class BackgammonState:
     def set_dice(self, d1: int, d2: int) -> None:
         """Resolve the chance node with chosen dice. At the opening roll ``d1`` is seat 0's die
         and ``d2`` seat 1's (they must differ; the higher one starts and plays both)."""
+        st = self._st
+        if not (type(d1) is int and type(d2) is int and 0 < d1 < 7 and 0 < d2 < 7) or st & 7 > 1:
+            self._check_dice(d1, d2)
+        if st & 7 == 0 and d1 == d2:  # PH_OPENING
+            raise IllegalActionError(
+                f"the opening roll cannot be a tie ({d1}-{d2}): ties are rolled again"
+            )
+        ws = self.game._ws
+        self._st = self.game._set_dice(self.s, int(d1), int(d2), ws.scratch)
+        ws.owner = self
+
+    def _check_dice(self, d1: object, d2: object) -> None:
         if self._st & 7 > 1:
             self._not_chance()
         for d in (d1, d2):
@@ -411,13 +427,6 @@ class BackgammonState:
                 raise ActionTypeError(f"dice must be integers 1..6, got {d!r}")
             if not 1 <= d <= 6:
                 raise IllegalActionError(f"dice must be 1..6, got {d}")
-        if self._st & 7 == k.PH_OPENING and d1 == d2:
-            raise IllegalActionError(
-                f"the opening roll cannot be a tie ({d1}-{d2}): ties are rolled again"
-            )
-        ws = self.game._ws
-        self._st = self.game._set_dice(self.s, int(d1), int(d2), ws.scratch)
-        ws.owner = self
 
     def _not_chance(self) -> None:
         if self.is_terminal():

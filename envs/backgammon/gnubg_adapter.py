@@ -191,6 +191,73 @@ def all_play_keys(boards, turns, rolls):
     return offsets, keys[:total]
 
 
+# --- the differential check --------------------------------------------------------------------
+def random_positions(
+    count: int, seed: int, game: BackgammonGame | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` positions at the start of a turn, ``(boards (count, 52), seats on turn)``, from
+    random games (uniform over the distinct legal plays): every turn start of each game, in
+    order, until there are enough."""
+    game = game or BackgammonGame()
+    rng = np.random.default_rng(seed)
+    boards, turns = [], []
+    while len(boards) < count:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                boards.append(state.board.copy())
+                turns.append(state.turn)
+                state.roll_dice(rng)
+            state.apply_play(int(rng.integers(state.num_plays())))
+    return np.array(boards[:count]), np.array(turns[:count], dtype=np.int64)
+
+
+def compare_with_gnubg(boards: np.ndarray, turns: np.ndarray, chunk: int = 5000) -> dict:
+    """For every position and each of the 21 rolls, check that our legal plays lead to exactly
+    the positions of ``gnubg_nn.moves`` (as sets, and without duplicates on either side).
+    Returns counts; raises AssertionError naming the first mismatch.
+
+    Both sides become sorted, concatenated 20-letter keys, so a pair costs one comparison."""
+    g = gnubg()
+    rolls = np.array(ROLLS, dtype=np.int64)
+    stats = {"positions": 0, "pairs": 0, "plays": 0, "no_move_pairs": 0, "max_plays": 0}
+    for start in range(0, len(boards), chunk):
+        part_boards, part_turns = boards[start : start + chunk], turns[start : start + chunk]
+        offsets, keys = all_play_keys(part_boards, part_turns, rolls)
+        letters = keys_to_letters(keys)
+        for p in range(len(part_boards)):
+            turn = int(part_turns[p])
+            board = board_to_gnubg(part_boards[p], turn)
+            for r, (d1, d2) in enumerate(ROLLS):
+                first, last = offsets[p * 21 + r], offsets[p * 21 + r + 1]
+                theirs = g.moves(board, d1, d2)
+                if "".join(sorted(theirs)).encode() != letters[20 * first : 20 * last]:
+                    _mismatch(part_boards[p], turn, (d1, d2), keys[first:last], theirs)
+                stats["pairs"] += 1
+                stats["plays"] += int(last - first)
+                stats["no_move_pairs"] += int(last == first)
+                stats["max_plays"] = max(stats["max_plays"], int(last - first))
+        stats["positions"] += len(part_boards)
+    return stats
+
+
+def _mismatch(board: np.ndarray, turn: int, roll: tuple[int, int], ours: np.ndarray, theirs):
+    from spieltisch.envs.backgammon.notation import sides_to_position_id
+
+    pid = sides_to_position_id(
+        board[k.SIDE * (1 - turn) : k.SIDE * (1 - turn) + 25],
+        board[k.SIDE * turn : k.SIDE * turn + 25],
+    )
+    state = BackgammonGame().state_from_position_id(pid, roll, turn)
+    mine = [bytes_to_key(row.tobytes()) for row in ours]
+    raise AssertionError(
+        f"plays differ from gnubg for {state.to_text()}: {len(mine)} ours, {len(theirs)} "
+        f"gnubg's; only ours: {sorted(set(mine) - set(theirs))[:5]}, only gnubg's: "
+        f"{sorted(set(theirs) - set(mine))[:5]}, duplicates: {len(mine) - len(set(mine))}"
+        f"\n{state}"
+    )
+
+
 def _whole_roll(state: BackgammonState) -> tuple[int, int]:
     rolled = state.rolled()
     dice = state.dice()

@@ -627,11 +627,11 @@ def finish_if_won(s):
 
 
 @numba.njit(cache=True, nogil=True)
-def set_dice(s, d1, d2, ws):
-    """Resolve a chance node with dice ``d1, d2`` (the caller checks them) and generate the
-    plays. At the opening roll ``d1`` is seat 0's die and ``d2`` seat 1's; they differ, and the
-    higher die's seat plays both. Afterwards the player on turn plays ``d1, d2`` (four times if
-    equal)."""
+def put_dice(s, d1, d2):
+    """Resolve a chance node with dice ``d1, d2`` (the caller checks them), without generating
+    the plays (:func:`set_dice` does both). At the opening roll ``d1`` is seat 0's die and
+    ``d2`` seat 1's; they differ, and the higher die's seat plays both. Afterwards the player on
+    turn plays ``d1, d2`` (four times if equal)."""
     if s[M_PHASE] == PH_OPENING:
         turn = 0 if d1 > d2 else 1
         s[M_TURN] = turn
@@ -651,6 +651,12 @@ def set_dice(s, d1, d2, ws):
         s[M_DICE + 2] = 0
         s[M_DICE + 3] = 0
     s[M_PHASE] = PH_MOVE
+
+
+@numba.njit(cache=True, nogil=True)
+def set_dice(s, d1, d2, ws):
+    """:func:`put_dice`, then generate the plays and the mask."""
+    put_dice(s, d1, d2)
     generate(s, ws, True)
     return status(s)
 
