@@ -271,5 +271,14 @@ def wrap_env(raw: AECEnv, illegal_action: str = "raise") -> AECEnv:
     env = raw
     if illegal_action == "terminate":
         env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
-    env = wrappers.OrderEnforcingWrapper(env)
-    return env
+    return _OrderEnforcing(env)
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order enforcing, except that stepping a finished game raises (PettingZoo
+    only logs a warning, which lets a broken loop run on unnoticed)."""
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and not self.agents:
+            raise GameOverError("the game is over and every agent has left; call reset()")
+        super().step(action)

@@ -122,7 +122,6 @@ class raw_env(TurnBasedEnv):
         self.observation_high = float(self.game.num_cards)
         super().__init__(self.game.num_players, render_mode, max_turns, random_start)
         self.render_view = self._check_view(render_view)
-        self._observe = self.game._k["observe"]
         self._cards = self.game.deck.cards
         self._face_counts = self.game.deck.face_counts
         self.state: HiLoState | None = None
@@ -146,7 +145,7 @@ class raw_env(TurnBasedEnv):
     def _observation(self, seat: int) -> np.ndarray:
         # Same kernel as HiLoState.observation, without re-checking the seat on the hot path.
         out = np.zeros(self.observation_shape, dtype=np.float32)
-        self._observe(self.state.s, self._cards, self._face_counts, seat, out)
+        self.game._k["observe"](self.state.s, self._cards, self._face_counts, seat, out)
         return out
 
     def _final_rewards(self) -> list[float]:
