@@ -1,0 +1,61 @@
+"""The command line: help, the play command, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from spieltisch.train.cli import COMMAND_MODULES, build_parser, main
+
+
+def test_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for module in COMMAND_MODULES:
+        name = module.rsplit("cmd_", 1)[1]
+        assert name in out
+
+
+def test_every_command_has_help(capsys):
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name in commands:
+        with pytest.raises(SystemExit) as exit_info:
+            main([name, "--help"])
+        assert exit_info.value.code == 0
+        assert "usage: spieltisch " + name in capsys.readouterr().out
+
+
+def test_play_prints_boards_and_the_result(capsys):
+    assert main(["play", "kalaha", "-o", "pits=3", "-o", "seeds=2", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "seat 0 to move" in out
+    assert "game 1 over after" in out
+
+
+def test_play_is_reproducible(capsys):
+    main(["play", "hus", "--quiet", "--games", "3", "--seed", "7"])
+    first = capsys.readouterr().out
+    main(["play", "hus", "--quiet", "--games", "3", "--seed", "7"])
+    assert capsys.readouterr().out == first
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["play", "kalaha", "--agents", "nobody", "random"], "unknown agent 'nobody'"),
+        (["play", "kalaha", "-o", "pitz=3"], "unknown option(s) ['pitz']"),
+        (["play", "kalaha", "-o", "pits"], "KEY=VALUE"),
+        (["play", "kalaha", "--agents", "random"], "needs 2 agents"),
+        (["play", "kalaha", "-o", "rules=oware"], "rules must be one of"),
+    ],
+)
+def test_bad_input_is_named(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "usage: spieltisch" in capsys.readouterr().out
