@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
-
 from spieltisch.envs import GAMES, make
 
 MOVES = {"kalaha": 5, "hus": 6, "backgammon": 6, "hilo": 12}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from spieltisch.train.cli import COMMAND_MODULES, build_parser, main
 
 
