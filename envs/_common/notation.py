@@ -48,3 +48,22 @@ def action_tuples(num_actions: int) -> tuple[tuple[int, ...], ...] | None:
     return tuple(
         tuple(i for i in range(num_actions) if mask >> i & 1) for mask in range(1 << num_actions)
     )
+
+
+@functools.cache  # read-only: callers copy the row they need
+def mask_rows(num_actions: int) -> np.ndarray | None:
+    """Row ``m`` is the int8 legal-action mask of bit mask ``m`` (None if too many actions)."""
+    if num_actions > _MAX_TABLE_BITS:
+        return None
+    masks = np.arange(1 << num_actions)[:, None] >> np.arange(num_actions) & 1
+    table = masks.astype(np.int8)
+    table.flags.writeable = False
+    return table
+
+
+def mask_from_bits(bits: int, num_actions: int) -> np.ndarray:
+    """The int8 mask (1 = legal) of the bit mask ``bits`` over ``num_actions`` actions."""
+    table = mask_rows(num_actions)
+    if table is not None:
+        return table[bits].copy()
+    return ((bits >> np.arange(num_actions)) & 1).astype(np.int8)

@@ -30,7 +30,7 @@ import numba
 import numpy as np
 from spieltisch.envs._common.errors import GameOverError, IllegalActionError, PositionFormatError
 from spieltisch.envs._common.jit import direct_entry
-from spieltisch.envs._common.notation import action_tuples, check_action
+from spieltisch.envs._common.notation import action_tuples, check_action, mask_from_bits
 
 BOARD_DTYPE = np.int32
 PITS = 16  # per player
@@ -304,8 +304,7 @@ class HusState:
         return self.game._action_tuples[(self._bits >> _MASK_SHIFT) & 0xFFFF]
 
     def legal_mask(self) -> np.ndarray:
-        bits = (self._bits >> _MASK_SHIFT) & 0xFFFF
-        return ((bits >> np.arange(NUM_ACTIONS)) & 1).astype(np.int8)
+        return mask_from_bits((self._bits >> _MASK_SHIFT) & 0xFFFF, NUM_ACTIONS)
 
     def stones(self, player: int) -> int:
         """Stones on ``player``'s 16 pits."""

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 from spieltisch.envs._common.errors import GameOverError, IllegalActionError, PositionFormatError
 from spieltisch.envs._common.jit import direct_entry
-from spieltisch.envs._common.notation import action_tuples, check_action
+from spieltisch.envs._common.notation import action_tuples, check_action, mask_from_bits
 
 RULE_SETS = ("goki", "standard")
 BOARD_DTYPE = np.int32
@@ -228,8 +228,7 @@ class KalahaState:
         return tuple(i for i in range(self.game.pits) if bits >> i & 1)
 
     def legal_mask(self) -> np.ndarray:
-        bits = self._bits >> _MASK_SHIFT
-        return ((bits >> np.arange(self.game.pits)) & 1).astype(np.int8)
+        return mask_from_bits(self._bits >> _MASK_SHIFT, self.game.pits)
 
     def stores(self) -> tuple[int, int]:
         pits = self.game.pits

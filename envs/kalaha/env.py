@@ -79,6 +79,11 @@ class raw_env(TurnBasedEnv):
         self.observation_high = float(self.game.total_stones)
         super().__init__(2, render_mode, max_turns, random_start)
         self.state: KalahaState | None = None
+        # Rotating the board by one side puts the viewer's pits and store first.
+        size = 2 * self.game.pits + 2
+        self._observation_index = tuple(
+            (np.arange(size) + seat * (self.game.pits + 1)) % size for seat in (0, 1)
+        )
 
     def _new_state(self) -> KalahaState:
         return self.game.new_initial_state()
@@ -87,8 +92,7 @@ class raw_env(TurnBasedEnv):
         return self.game.state_from_text(text)
 
     def _observation(self, seat: int) -> np.ndarray:
-        # Rotating the board by one side puts the viewer's pits and store first.
-        return np.roll(self.state.board, -seat * (self.game.pits + 1)).astype(np.float32)
+        return self.state.board[self._observation_index[seat]].astype(np.float32)
 
     def _final_rewards(self) -> list[float]:
         if self.reward_mode == "score":
