@@ -31,6 +31,7 @@ import numpy as np
 from spieltisch.envs._common.errors import GameOverError, IllegalActionError, PositionFormatError
 from spieltisch.envs._common.jit import direct_entry
 from spieltisch.envs._common.notation import action_tuples, check_action, mask_from_bits
+from spieltisch.envs._common.state import EngineState
 
 BOARD_DTYPE = np.int32
 PITS = 16  # per player
@@ -281,7 +282,7 @@ class HusGame:
         return HusState(self, board, player)
 
 
-class HusState:
+class HusState(EngineState):
     """One Hus position: the board (ring order, see the module docstring) and the mover."""
 
     __slots__ = ("_bits", "board", "current_player", "game", "last_move", "move_number")
@@ -363,11 +364,6 @@ class HusState:
             f"2 or more can be played; legal pits: {list(self.legal_actions())}"
         )
 
-    def child(self, action: int) -> HusState:
-        c = self.clone()
-        c.apply(action)
-        return c
-
     def clone(self) -> HusState:
         c = HusState.__new__(HusState)
         c.game = self.game
@@ -377,18 +373,6 @@ class HusState:
         c.last_move = self.last_move
         c._bits = self._bits
         return c
-
-    __copy__ = clone
-
-    def __deepcopy__(self, memo: dict) -> HusState:
-        return self.clone()
-
-    def __getstate__(self) -> dict:
-        return {s: getattr(self, s) for s in self.__slots__}
-
-    def __setstate__(self, state: dict) -> None:
-        for k, v in state.items():
-            setattr(self, k, v)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HusState):

@@ -29,6 +29,7 @@ import numpy as np
 from spieltisch.envs._common.errors import GameOverError, IllegalActionError, PositionFormatError
 from spieltisch.envs._common.jit import direct_entry
 from spieltisch.envs._common.notation import action_tuples, check_action, mask_from_bits
+from spieltisch.envs._common.state import EngineState
 
 RULE_SETS = ("goki", "standard")
 BOARD_DTYPE = np.int32
@@ -190,7 +191,7 @@ class KalahaGame:
         return KalahaState(self, board, player, terminal=terminal)
 
 
-class KalahaState:
+class KalahaState(EngineState):
     """One Kalaha position: the board, the player to move, and whether the game is over.
 
     Plain data (a numpy board and two ints), so ``copy``/``pickle`` work and :meth:`clone` is cheap.
@@ -281,12 +282,6 @@ class KalahaState:
             f"pit {action} is empty and cannot be played; legal pits: {list(self.legal_actions())}"
         )
 
-    def child(self, action: int) -> KalahaState:
-        """A new state after ``action``; this one is left unchanged."""
-        c = self.clone()
-        c.apply(action)
-        return c
-
     def clone(self) -> KalahaState:
         c = KalahaState.__new__(KalahaState)
         c.game = self.game
@@ -295,18 +290,6 @@ class KalahaState:
         c.move_number = self.move_number
         c._bits = self._bits
         return c
-
-    __copy__ = clone
-
-    def __deepcopy__(self, memo: dict) -> KalahaState:
-        return self.clone()
-
-    def __getstate__(self) -> dict:
-        return {s: getattr(self, s) for s in self.__slots__}
-
-    def __setstate__(self, state: dict) -> None:
-        for k, v in state.items():
-            setattr(self, k, v)
 
     def __eq__(self, other: object) -> bool:
         """Same game, board and player to move (who would move is irrelevant once it is over)."""
