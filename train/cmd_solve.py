@@ -65,7 +65,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         f"{DEFAULT_TT_BITS})",
     )
     p.add_argument(
-        "--id-depth", type=int, default=12, help="iterative deepening up to this depth first"
+        "--id-depth",
+        type=int,
+        default=0,
+        help="iterative deepening (depth-limited MTD(f)) up to this depth first (default 0: none)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
