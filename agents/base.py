@@ -7,9 +7,22 @@ An agent is asked for a move with what its seat may know::
 * ``observation``: the env's observation dict for the agent's seat, ``{"observation": ...,
   "action_mask": ...}`` (``action_mask[a] == 1`` for legal ``a``).
 * ``state``: for perfect-information games (Kalaha, Hus, Backgammon) a *copy* of the engine
-  state, so search agents can look ahead; ``None`` for hidden-information games (HiLo), where
-  an agent must work from the observation alone (or from the engine's information-set
-  sampling, which never reveals hidden cards).
+  state, so search agents can look ahead. For hidden-information games (HiLo) an
+  :class:`InformationSet` of the agent's seat instead (see below); ``None`` where the caller
+  offers nothing beyond the observation (agents must then work from the observation alone).
+
+Hidden information (HiLo). The real engine state is never handed to an agent, not even wrapped:
+an :class:`InformationSet` holds a *stand-in* state, drawn once with the engine's
+``sample_consistent(seat, rng)`` from the real one. The stand-in agrees with the real state on
+everything the seat knows (``view(seat)``, the observation, the legal moves) and has every
+hidden card (face-down cards, the unknown draw pile, another player's drawn card, future
+chance) redrawn at random, so nothing hidden can be read from it, even by introspection. Agents
+call :meth:`InformationSet.sample` for more consistent states (resampling the stand-in gives
+the same distribution as resampling the real state: the sampler keeps exactly what the seat
+knows and redraws everything else uniformly) and :meth:`InformationSet.view` for the readable
+knowledge. The arena, ``play`` and :func:`spieltisch.agents.match.agent_input` build it; the
+stand-in is drawn from a generator of the match, never from the env's own generator, so it does
+not change the game's chance events.
 
 It returns a legal action (an ``int``). ``reset(seed)`` is called before each game so that agents
 with randomness are reproducible. Agents never receive hidden information.
@@ -59,3 +72,33 @@ class RandomAgent(Agent):
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         return int(self.rng.choice(legal_actions_of(observation)))
+
+
+class InformationSet:
+    """What one seat of a hidden-information game knows, with a sampler of consistent states.
+
+    Built from the real state by the match loop; keeps only a *stand-in* state drawn with
+    ``state.sample_consistent(seat, rng)`` (see the module docstring).
+    """
+
+    __slots__ = ("_stand_in", "seat")
+
+    def __init__(self, state: Any, seat: int, rng: np.random.Generator) -> None:
+        self.seat = int(seat)
+        self._stand_in = state.sample_consistent(self.seat, rng)
+
+    def sample(self, rng: np.random.Generator | int | None = None) -> Any:
+        """A full engine state consistent with the seat's knowledge, drawn at random (a new
+        object each call; safe to play moves on)."""
+        return self._stand_in.sample_consistent(self.seat, rng)
+
+    def view(self) -> Any:
+        """The seat's knowledge as readable data (the engine's ``view(seat)``)."""
+        return self._stand_in.view(self.seat)
+
+    @property
+    def current_player(self) -> int:
+        return int(self._stand_in.current_player)
+
+    def legal_actions(self) -> tuple[int, ...]:
+        return tuple(self._stand_in.legal_actions())

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spieltisch.agents.base import Agent
+import numpy as np
+from spieltisch.agents.base import Agent, InformationSet
 
 
 @dataclass
@@ -23,19 +24,39 @@ class GameRecord:
         return len(self.moves)
 
 
+def agent_input(raw: Any, agent_name: str, rng: np.random.Generator) -> Any:
+    """The ``state`` argument for ``agent_name``'s :meth:`Agent.act`: a copy of the engine state
+    in perfect-information games, an :class:`InformationSet` of its seat where the engine can
+    sample consistent states (HiLo), else None. ``rng`` draws the information set's stand-in."""
+    if raw.perfect_information:
+        return raw.agent_state()
+    state = getattr(raw, "state", None)
+    if state is not None and hasattr(state, "sample_consistent"):
+        return InformationSet(state, raw.seat_of(agent_name), rng)
+    return None
+
+
 def play_game(
     env: Any,
     agents: Mapping[str, Agent],
     seed: int | None = None,
     on_move: Callable[[str, int], None] | None = None,
+    opening_plies: int = 0,
+    reset: bool = True,
 ) -> GameRecord:
     """Play one game of ``env`` (an AEC env) with ``agents[agent_name]`` choosing the moves.
 
-    Each agent gets its seat's observation and, in perfect-information games, a copy of the
-    engine state (:meth:`TurnBasedEnv.agent_state`); never hidden information.
+    Each agent gets its seat's observation and what :func:`agent_input` gives it (a copy of the
+    engine state in perfect-information games, an information set in HiLo); never hidden
+    information. ``opening_plies``: the first plies are random legal moves made by the table
+    (drawn from a generator seeded by ``seed``, the same whoever sits where), to vary the games
+    of deterministic agents. ``reset=False``: the env has been reset already.
     """
-    env.reset(seed=seed)
+    if reset:
+        env.reset(seed=seed)
     raw = env.unwrapped
+    side_rng = np.random.default_rng([0 if seed is None else seed, 7])
+    opening_left = opening_plies
     rewards = {a: 0.0 for a in env.possible_agents}
     infos: dict[str, dict[str, Any]] = {}
     moves: list[tuple[str, int]] = []
@@ -48,7 +69,11 @@ def play_game(
             truncated = truncated or truncation
             env.step(None)
             continue
-        action = agents[agent_name].act(observation, raw.agent_state())
+        if opening_left > 0:
+            opening_left -= 1
+            action = int(side_rng.choice(np.flatnonzero(observation["action_mask"])))
+        else:
+            action = agents[agent_name].act(observation, agent_input(raw, agent_name, side_rng))
         moves.append((agent_name, action))
         env.step(action)
         if on_move is not None:

@@ -3,6 +3,12 @@
 ``make_agent("random", game="kalaha", seed=0)``. Every game has ``random``; game-specific agents
 come from the modules listed in :data:`GAME_AGENT_MODULES`, each of which defines
 ``AGENTS: dict[str, AgentFactory]`` (a factory is ``(game_options, seed) -> Agent``).
+
+Agent names with parameters: ``NAME:KEY=VALUE,KEY=VALUE``, e.g. ``alphabeta:depth=6`` or
+``alphabeta:time=0.5`` or ``gnubg:plies=1``. Values are read as YAML scalars (``6`` is an int,
+``0.5`` a float, ``true`` a bool, anything else a string). The parameters are passed to the
+factory as keyword arguments, ``factory(game_options, seed, **params)``; a factory that takes
+none is called without them (and a name with parameters for it is an error).
 """
 
 from __future__ import annotations
@@ -18,7 +24,23 @@ AgentFactory = Callable[[dict[str, Any], int | None], Agent]
 
 #: game name -> modules whose ``AGENTS`` dict adds agents for that game
 GAME_AGENT_MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {"kalaha": ("spieltisch.agents.kalaha_agents",)}
+    {
+        "kalaha": ("spieltisch.agents.kalaha_agents", "spieltisch.agents.baselines_kalaha"),
+        "hus": ("spieltisch.agents.baselines_hus",),
+        "hilo": ("spieltisch.agents.baselines_hilo",),
+        "backgammon": ("spieltisch.agents.baselines_backgammon",),
+    }
+)
+
+
+#: agent-name prefixes whose rest is one value, not KEY=VALUE parameters: ``pretrained:kalaha``
+#: (an agent shipped with the package), ``checkpoint:runs/kalaha_ppo/final`` (a trained policy);
+#: the module's ``make_prefixed_agent(prefix, value, game, seed, game_options)`` builds them
+PREFIX_AGENT_MODULES: Mapping[str, str] = MappingProxyType(
+    {
+        "pretrained": "spieltisch.agents.policy_agents",
+        "checkpoint": "spieltisch.agents.policy_agents",
+    }
 )
 
 
@@ -34,6 +56,26 @@ def agent_factories(game: str) -> dict[str, AgentFactory]:
     return factories
 
 
+def parse_agent_name(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"alphabeta:depth=6,tt_bits=18"`` -> ``("alphabeta", {"depth": 6, "tt_bits": 18})``."""
+    import yaml
+
+    name, sep, rest = spec.partition(":")
+    params: dict[str, Any] = {}
+    if sep:
+        for pair in rest.split(","):
+            key, eq, value = pair.partition("=")
+            key = key.strip()
+            if not eq or not key or not key.isidentifier():
+                raise ValueError(
+                    f"agent parameters are written NAME:KEY=VALUE,KEY=VALUE; got {spec!r}"
+                )
+            params[key] = yaml.safe_load(value.strip())
+    if not name:
+        raise ValueError(f"empty agent name in {spec!r}")
+    return name, params
+
+
 def agent_names(game: str) -> list[str]:
     return sorted(agent_factories(game))
 
@@ -41,8 +83,21 @@ def agent_names(game: str) -> list[str]:
 def make_agent(
     name: str, game: str, seed: int | None = None, game_options: dict[str, Any] | None = None
 ) -> Agent:
-    """The agent called ``name`` for ``game``; raises naming the agents that exist."""
+    """The agent called ``name`` (with parameters: ``NAME:KEY=VALUE,...``) for ``game``; raises
+    naming the agents that exist."""
+    prefix, sep, value = name.partition(":")
+    if sep and prefix in PREFIX_AGENT_MODULES:
+        module = importlib.import_module(PREFIX_AGENT_MODULES[prefix])
+        return module.make_prefixed_agent(prefix, value, game, seed, dict(game_options or {}))
     factories = agent_factories(game)
-    if name not in factories:
-        raise ValueError(f"unknown agent {name!r} for {game}; agents are {sorted(factories)}")
-    return factories[name](dict(game_options or {}), seed)
+    base, params = parse_agent_name(name)
+    if base not in factories:
+        raise ValueError(f"unknown agent {base!r} for {game}; agents are {sorted(factories)}")
+    if not params:
+        return factories[base](dict(game_options or {}), seed)
+    try:
+        return factories[base](dict(game_options or {}), seed, **params)
+    except TypeError as err:
+        raise ValueError(
+            f"agent {base!r} does not take parameters {sorted(params)}: {err}"
+        ) from err

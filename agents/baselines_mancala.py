@@ -1,0 +1,410 @@
+"""Scripted baselines for the two mancala games, Kalaha and Hus: ``greedy`` and ``alphabeta``.
+
+Both search with the engines' own move kernels (:func:`spieltisch.envs.kalaha.engine.sow`,
+:func:`spieltisch.envs.hus.engine.play_pit`), called from one numba-compiled negamax; no rule is
+re-implemented here.
+
+* ``alphabeta`` -- negamax alpha-beta with iterative deepening, move ordering (transposition-table
+  move first, then the children by their static value) and a transposition table (Zobrist
+  hashing, depth-preferred replacement). Options (``alphabeta:depth=6`` or ``alphabeta:time=0.5``):
+
+  ``depth`` (default 4)  search this many plies (an extra turn in Kalaha counts as a ply; the same
+                          player moves again, so the value is not negated there)
+  ``time``  (seconds)     search deeper until the time is spent (overrides ``depth``; the last,
+                          unfinished iteration is abandoned through a node budget estimated from
+                          the speed of the previous one, so a move can take slightly longer)
+  ``tt_bits`` (20)        the transposition table has ``2**tt_bits`` entries
+
+* ``greedy`` -- one-move lookahead: the move whose resulting position has the best static value
+  (= ``alphabeta:depth=1``).
+
+Static value (from the mover's view): Kalaha: own store minus the opponent's store; Hus: own
+stones on the board minus the opponent's. A finished game is worth ``+-WIN`` plus that margin
+(the margin makes winning by more preferred). Ties between equally good moves are broken at
+random with the agent's own generator (seeded by ``reset(seed)``), so games differ.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numba
+import numpy as np
+from spieltisch.agents.base import Agent, legal_actions_of
+from spieltisch.envs.hus.engine import DEFAULT_MAX_SOWN, play_pit
+from spieltisch.envs.kalaha.engine import sow
+
+WIN = 100_000
+INF = 1 << 30
+KALAHA = 0
+HUS = 1
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _move(kind: int, board: np.ndarray, player: int, action: int, param: int) -> int:
+    """Play ``action`` in place with the engine kernel; returns (next player) | terminal << 1 |
+    legal mask << 2 (the mask of the next player)."""
+    if kind == KALAHA:
+        packed = sow(board, player, action, param != 0)
+        return packed  # already in this layout
+    packed, _sown, _relays = play_pit(board, player, action, param)
+    return (packed & 3) | (((packed >> 4) & 0xFFFF) << 2)
+
+
+@numba.njit(cache=True, nogil=True)
+def _static(kind: int, board: np.ndarray, player: int) -> int:
+    """Heuristic value of ``board`` for ``player``."""
+    if kind == KALAHA:
+        pits = (board.shape[0] - 2) // 2
+        return board[player * (pits + 1) + pits] - board[(1 - player) * (pits + 1) + pits]
+    own = 0
+    opp = 0
+    for i in range(16):
+        own += board[16 * player + i]
+        opp += board[16 * (1 - player) + i]
+    return own - opp
+
+
+@numba.njit(cache=True, nogil=True)
+def _terminal_value(kind: int, board: np.ndarray, player: int, next_player: int) -> int:
+    """Value for ``player`` of a finished game (``next_player``: who would move next)."""
+    margin = _static(kind, board, player)
+    if kind == KALAHA:
+        if margin > 0:
+            return WIN + margin
+        if margin < 0:
+            return -WIN + margin
+        return 0
+    # Hus: the player who cannot move loses.
+    if next_player == player:
+        return -WIN + margin
+    return WIN + margin
+
+
+@numba.njit(cache=True, nogil=True)
+def _hash(board: np.ndarray, player: int, zobrist: np.ndarray) -> np.int64:
+    h = zobrist[0, 0] if player == 1 else np.int64(0)
+    cap = zobrist.shape[1] - 1
+    for i in range(board.shape[0]):
+        v = board[i]
+        if v > cap:
+            v = cap  # (more stones than the table's columns: share the last key)
+        h ^= zobrist[i + 1, v]
+    return h
+
+
+# Not cached: numba's on-disk cache of a recursive function crashes when loaded (the first
+# search in a process compiles it, about 20 s).
+@numba.njit(cache=False, nogil=True)
+def _negamax(
+    kind: int,
+    board: np.ndarray,
+    player: int,
+    mask: int,
+    depth: int,
+    alpha: int,
+    beta: int,
+    param: int,
+    zobrist: np.ndarray,
+    tt: np.ndarray,
+    counters: np.ndarray,
+) -> int:
+    """Value of ``board`` for ``player`` (to move, legal moves ``mask``) searched ``depth`` plies.
+
+    ``tt`` rows: key, depth, value, flag, move. ``counters[0]`` counts nodes, ``counters[1]``
+    is the node budget (search aborts, returning 0, when exceeded; ``counters[2]`` = 1 then).
+    """
+    counters[0] += 1
+    if counters[0] > counters[1]:
+        counters[2] = 1
+        return 0
+    if depth == 0:
+        return _static(kind, board, player)
+    key = _hash(board, player, zobrist)
+    slot = key & (tt.shape[0] - 1)
+    tt_move = -1
+    alpha0 = alpha
+    if tt[slot, 0] == key:
+        tt_move = tt[slot, 4]
+        if tt[slot, 1] >= depth:
+            v = tt[slot, 2]
+            f = tt[slot, 3]
+            if f == _EXACT:
+                return v
+            if f == _LOWER and v > alpha:
+                alpha = v
+            elif f == _UPPER and v < beta:
+                beta = v
+            if alpha >= beta:
+                return v
+
+    # Children: played once, ordered (TT move first, then by static value for the mover).
+    n_actions = 16 if kind == HUS else (board.shape[0] - 2) // 2
+    moves = np.empty(n_actions, np.int64)
+    keys = np.empty(n_actions, np.int64)
+    children = np.empty((n_actions, board.shape[0]), board.dtype)
+    packs = np.empty(n_actions, np.int64)
+    n = 0
+    for a in range(n_actions):
+        if (mask >> a) & 1:
+            child = children[n]
+            child[:] = board
+            p = _move(kind, child, player, a, param)
+            packs[n] = p
+            moves[n] = a
+            nxt = p & 1
+            if (p >> 1) & 1:
+                s = _terminal_value(kind, child, player, nxt)
+            else:
+                s = _static(kind, child, player)
+            keys[n] = -(s + (INF if a == tt_move else 0))
+            n += 1
+    order = np.argsort(keys[:n], kind="mergesort")
+
+    best = -INF
+    best_move = -1
+    for j in range(n):
+        i = order[j]
+        p = packs[i]
+        nxt = p & 1
+        if (p >> 1) & 1:
+            v = _terminal_value(kind, children[i], player, nxt)
+        elif nxt == player:
+            v = _negamax(
+                kind,
+                children[i],
+                player,
+                p >> 2,
+                depth - 1,
+                alpha,
+                beta,
+                param,
+                zobrist,
+                tt,
+                counters,
+            )
+        else:
+            v = -_negamax(
+                kind,
+                children[i],
+                nxt,
+                p >> 2,
+                depth - 1,
+                -beta,
+                -alpha,
+                param,
+                zobrist,
+                tt,
+                counters,
+            )
+        if counters[2]:
+            return 0
+        if v > best:
+            best = v
+            best_move = moves[i]
+        if v > alpha:
+            alpha = v
+        if alpha >= beta:
+            break
+
+    if depth >= tt[slot, 1] or tt[slot, 0] != key:
+        tt[slot, 0] = key
+        tt[slot, 1] = depth
+        tt[slot, 2] = best
+        if best <= alpha0:
+            tt[slot, 3] = _UPPER
+        elif best >= beta:
+            tt[slot, 3] = _LOWER
+        else:
+            tt[slot, 3] = _EXACT
+        tt[slot, 4] = best_move
+    return best
+
+
+@numba.njit(cache=False, nogil=True)
+def _root_values(
+    kind: int,
+    board: np.ndarray,
+    player: int,
+    actions: np.ndarray,
+    depth: int,
+    param: int,
+    zobrist: np.ndarray,
+    tt: np.ndarray,
+    counters: np.ndarray,
+) -> np.ndarray:
+    """Value of every root move in ``actions`` (exact for the best ones: moves are searched
+    with a window that only proves a move is worse than the best so far)."""
+    out = np.full(actions.shape[0], -INF, np.int64)
+    best = -INF
+    child = np.empty_like(board)
+    for j in range(actions.shape[0]):
+        counters[0] += 1
+        child[:] = board
+        p = _move(kind, child, player, actions[j], param)
+        nxt = p & 1
+        # alpha = best - 1 so that moves equal to the best get their exact value (ties).
+        alpha = best - 1 if best > -INF else -INF
+        if (p >> 1) & 1:
+            v = _terminal_value(kind, child, player, nxt)
+        elif depth <= 1:
+            v = _static(kind, child, player)
+        elif nxt == player:
+            v = _negamax(
+                kind, child, player, p >> 2, depth - 1, alpha, INF, param, zobrist, tt, counters
+            )
+        else:
+            v = -_negamax(
+                kind, child, nxt, p >> 2, depth - 1, -INF, -alpha, param, zobrist, tt, counters
+            )
+        if counters[2]:
+            return out
+        out[j] = v
+        if v > best:
+            best = v
+    return out
+
+
+class MancalaSearchAgent(Agent):
+    """Alpha-beta (``depth`` plies, or iterative deepening for ``time`` seconds) over Kalaha or
+    Hus; ``depth=1`` is the ``greedy`` agent. Needs the engine state (perfect information)."""
+
+    def __init__(
+        self,
+        kind: int,
+        param: int,
+        seed: int | None = None,
+        depth: int = 4,
+        time_limit: float | None = None,
+        tt_bits: int = 20,
+        name: str = "alphabeta",
+    ) -> None:
+        super().__init__(seed)
+        if depth < 1:
+            raise ValueError(f"depth must be at least 1, got {depth}")
+        if time_limit is not None and time_limit <= 0:
+            raise ValueError(f"time must be positive, got {time_limit}")
+        if not 4 <= tt_bits <= 28:
+            raise ValueError(f"tt_bits must be between 4 and 28, got {tt_bits}")
+        self.kind = kind
+        self.param = param
+        self.depth = depth
+        self.time_limit = time_limit
+        self.name = name
+        self.tt = np.zeros((1 << tt_bits, 5), np.int64) if depth > 1 or time_limit else None
+        size = 33 if kind == HUS else 64
+        # Zobrist keys: fixed (not from the agent's seed) so searches are reproducible.
+        self.zobrist = np.random.default_rng(12345).integers(
+            -(1 << 62), 1 << 62, size=(size, 200), dtype=np.int64
+        )
+        self.last_depth = 0
+        self.last_nodes = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if self.tt is not None:
+            self.tt[:] = 0
+
+    def _board_and_player(self, state: Any) -> tuple[np.ndarray, int]:
+        if state is None:
+            raise ValueError(f"{self.name} needs the game state (a perfect-information game)")
+        return np.ascontiguousarray(state.board, dtype=np.int32), int(state.current_player)
+
+    def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
+        legal = legal_actions_of(observation)
+        if legal.size == 1:
+            return int(legal[0])
+        board, player = self._board_and_player(state)
+        actions = self.rng.permutation(legal).astype(np.int64)  # random tie-breaking
+        tt = self.tt if self.tt is not None else np.zeros((16, 5), np.int64)
+        counters = np.zeros(3, np.int64)
+        if self.time_limit is None:
+            counters[1] = 1 << 62
+            values = _root_values(
+                self.kind,
+                board,
+                player,
+                actions,
+                self.depth,
+                self.param,
+                self.zobrist,
+                tt,
+                counters,
+            )
+            self.last_depth = self.depth
+        else:
+            values = self._deepen(board, player, actions, tt, counters)
+        self.last_nodes = int(counters[0])
+        return int(actions[int(np.argmax(values))])
+
+    def _deepen(
+        self, board: np.ndarray, player: int, actions: np.ndarray, tt: np.ndarray, counters
+    ) -> np.ndarray:
+        start = time.perf_counter()
+        deadline = start + float(self.time_limit)
+        values = None
+        nodes_total = 0
+        for depth in range(1, 64):
+            now = time.perf_counter()
+            left = deadline - now
+            if values is not None and left <= 0:
+                break
+            rate = nodes_total / max(now - start, 1e-4)
+            counters[:] = 0
+            counters[1] = 1 << 62 if values is None else max(int(rate * left), 1000)
+            new = _root_values(
+                self.kind, board, player, actions, depth, self.param, self.zobrist, tt, counters
+            )
+            nodes_total += int(counters[0])
+            if counters[2]:
+                break  # unfinished: keep the last complete iteration
+            values = new
+            self.last_depth = depth
+            if np.max(values) >= WIN // 2 or np.all(np.abs(values) >= WIN // 2):
+                break  # a forced win is found, or every move's result is proven
+        counters[0] = nodes_total
+        return values
+
+
+def _kalaha_param(options: dict[str, Any]) -> int:
+    return 1 if str(options.get("rules", "goki")) == "goki" else 0
+
+
+def _hus_param(options: dict[str, Any]) -> int:
+    return int(options.get("max_sown", DEFAULT_MAX_SOWN))
+
+
+def _search_factory(kind: int, param_of, greedy: bool):
+    def factory(options: dict[str, Any], seed: int | None, **params: Any) -> Agent:
+        if greedy:
+            if params:
+                raise ValueError(f"greedy takes no parameters, got {sorted(params)}")
+            return MancalaSearchAgent(kind, param_of(options), seed, depth=1, name="greedy")
+        unknown = set(params) - {"depth", "time", "tt_bits"}
+        if unknown:
+            raise ValueError(
+                f"alphabeta parameters are depth, time, tt_bits; got {sorted(unknown)}"
+            )
+        return MancalaSearchAgent(
+            kind,
+            param_of(options),
+            seed,
+            depth=int(params.get("depth", 4)),
+            time_limit=float(params["time"]) if "time" in params else None,
+            tt_bits=int(params.get("tt_bits", 20)),
+            name="alphabeta",
+        )
+
+    return factory
+
+
+KALAHA_AGENTS = {
+    "greedy": _search_factory(KALAHA, _kalaha_param, greedy=True),
+    "alphabeta": _search_factory(KALAHA, _kalaha_param, greedy=False),
+}
+HUS_AGENTS = {
+    "greedy": _search_factory(HUS, _hus_param, greedy=True),
+    "alphabeta": _search_factory(HUS, _hus_param, greedy=False),
+}

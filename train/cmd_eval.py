@@ -1,0 +1,101 @@
+"""``spieltisch eval``: the evaluation arena on the command line (:mod:`..agents.arena`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from spieltisch.agents.arena import AgentFailure, evaluate, plot
+from spieltisch.envs import GAMES
+from spieltisch.train.cmd_play import parse_options
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "eval",
+        help="evaluate agents against each other (win rates, intervals, ratings)",
+        description=(
+            "Play agents against each other with swapped seats and paired chance, and report "
+            "win/draw/loss, mean reward and 95%% intervals (ratings for round robins). "
+            "Example: spieltisch eval kalaha --agents alphabeta:depth=4 greedy --seeds 100"
+        ),
+    )
+    p.add_argument("game", choices=sorted(GAMES), help="the game")
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="AGENT",
+        help="agent names, NAME or NAME:KEY=VALUE,... (e.g. alphabeta:depth=6)",
+    )
+    p.add_argument(
+        "--mode",
+        default=None,
+        choices=("pair", "round-robin", "one-vs-all", "table"),
+        help="pair (2 agents, default), round-robin (default for 3+ agents), "
+        "one-vs-all (the first against each other), table (HiLo with 3-4 players)",
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=100,
+        help="seeds per pairing; each seed is played once per seat order",
+    )
+    p.add_argument("--seed", type=int, default=0, help="first seed (results reproduce from it)")
+    p.add_argument(
+        "--opening-plies",
+        type=int,
+        default=None,
+        help="random opening moves by the table, the same in every seat order "
+        "(default 2 for kalaha and hus, 0 otherwise)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=max(1, (os.cpu_count() or 1)),
+        help="worker processes (default: the number of CPUs)",
+    )
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option (repeatable)",
+    )
+    p.add_argument("--json", metavar="PATH", help="write the report as JSON")
+    p.add_argument("--markdown", metavar="PATH", help="write the report as a Markdown table")
+    p.add_argument("--plot", metavar="PATH", help="write a plot (PNG)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        options = parse_options(args.option)
+        mode = args.mode or ("pair" if len(args.agents) == 2 else "round-robin")
+        opening = args.opening_plies
+        if opening is None:
+            opening = 2 if args.game in ("kalaha", "hus") else 0
+        report = evaluate(
+            args.game, args.agents, args.seeds, args.seed, mode, options, opening,
+            args.workers, progress=not args.no_progress,
+        )  # fmt: skip
+    except AgentFailure as err:
+        print(f"spieltisch eval: an agent failed: {err}", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, ImportError) as err:
+        print(f"spieltisch eval: {err}", file=sys.stderr)
+        return 2
+    text = report.to_markdown()
+    print(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(report.to_json())
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+    if args.plot:
+        plot(report, args.plot)
+    return 0
