@@ -11,7 +11,12 @@ import importlib
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-COMMAND_MODULES = ("spieltisch.train.cmd_play", "spieltisch.train.cmd_solve")
+COMMAND_MODULES = (
+    "spieltisch.train.cmd_play",
+    "spieltisch.train.cmd_solve",
+    "spieltisch.train.cmd_train",
+    "spieltisch.train.cmd_eval",
+)
 
 
 def _version() -> str:
