@@ -237,6 +237,12 @@ def test_batch_masks_after_whole_play_steps_equal_the_single_game_masks():
             batch.step(batch.sample_random_actions(rng))
         else:
             batch.step_random_plays()  # the masks are then computed when next read
+        if step % 7 == 3:
+            kept = batch.states[1::2].copy()
+            batch.reset(np.arange(0, 40, 2))  # restart the even games, the odd ones play on
+            assert np.array_equal(batch.states[1::2], kept)
+            assert (batch.states[0::2, k.M_TURNS] == 0).all()  # just after the opening roll
+            assert (batch.states[0::2, k.M_PHASE] == k.PH_MOVE).all()
         for g in range(40):
             single = batch.state(g)
             assert np.array_equal(batch.legal_mask[g], single.legal_mask())

@@ -49,6 +49,13 @@ def _finish(s, r, mask_row, terminal, g, w, eager):
 
 
 @numba.njit(cache=True, nogil=True)
+def _roll_some(states, games, rolls, masks, terminal, w, eager):
+    for i in range(games.shape[0]):
+        g = games[i]
+        _finish(states[g], rolls[i], masks[g], terminal, g, w, eager)
+
+
+@numba.njit(cache=True, nogil=True)
 def _refresh_all(states, masks, terminal, w):
     for g in range(states.shape[0]):
         s = states[g]
@@ -61,12 +68,6 @@ def _refresh_all(states, masks, terminal, w):
 # Each loop below runs over a contiguous block of games with one workspace; the batch splits the
 # games into one block per thread and runs the blocks on a thread pool (the kernels release the
 # GIL). Plain loops over contiguous blocks compile to much faster code than numba's prange here.
-@numba.njit(cache=True, nogil=True)
-def _roll_all(states, rolls, masks, terminal, w):
-    for g in range(states.shape[0]):
-        _finish(states[g], rolls[g], masks[g], terminal, g, w, True)
-
-
 @numba.njit(cache=True, nogil=True)
 def _step_all(states, actions, rolls, masks, terminal, w):
     for g in range(states.shape[0]):
@@ -224,19 +225,27 @@ class BackgammonBatch:
 
     def reset(self, games: np.ndarray | None = None) -> None:
         """Put ``games`` (default: all; an index or boolean array) back to the start and play
-        their opening rolls."""
-        idx = slice(None) if games is None else games
+        their opening rolls; the other games are left as they are (so finished games can be
+        restarted while the rest play on)."""
+        if games is None:
+            idx = np.arange(self.num_games)
+        else:
+            games = np.asarray(games)
+            idx = np.flatnonzero(games) if games.dtype == np.bool_ else games.astype(np.int64)
+        if idx.size == 0:
+            return
         self.states[idx] = self.game.new_initial_state().s
         self.terminal[idx] = False
         self._plays = None
-        # Only games at a chance node roll (the others keep their decision).
-        _ = self.legal_mask  # bring the other games' masks up to date first
-        rolls = self._rolls()
-        self._run(
-            _roll_all,
-            lambda lo, hi: (self.states[lo:hi], rolls[lo:hi], self._mask[lo:hi],
-                            self.terminal[lo:hi]),
-        )  # fmt: skip
+        _roll_some(
+            self.states,
+            np.ascontiguousarray(idx, dtype=np.int64),
+            self.rng.integers(0, ROLL_RANGE, size=idx.size),
+            self._mask,
+            self.terminal,
+            self._ws[0],
+            not self._mask_stale,  # stale masks are all recomputed when next read
+        )
 
     def step(self, actions: np.ndarray) -> None:
         """Play ``actions[g]`` (one checker move, PASS, or cube action) in every unfinished game
@@ -346,10 +355,15 @@ class BackgammonBatch:
         gets its dice rolled from the batch's generator."""
         if state.game != self.game:
             raise ValueError(f"state is of {state.game}, the batch plays {self.game}")
-        _ = self.legal_mask  # bring the other games' masks up to date first
         self.states[g] = state.s
         self.terminal[g] = state.is_terminal()
         self._plays = None
-        one = slice(g, g + 1)
-        rolls = self._rolls()[one]
-        _roll_all(self.states[one], rolls, self._mask[one], self.terminal[one], self._ws[0])
+        _roll_some(
+            self.states,
+            np.array([g], dtype=np.int64),
+            self.rng.integers(0, ROLL_RANGE, size=1),
+            self._mask,
+            self.terminal,
+            self._ws[0],
+            not self._mask_stale,
+        )
