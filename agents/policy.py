@@ -1,0 +1,114 @@
+"""Neural policies (PyTorch): an actor-critic network over a game's observation, and an agent.
+
+The network sees the env's observation vector (divided by ``observation_scale``) and returns
+action logits and a value (the expected final reward of the player to move). Illegal actions
+are removed with :func:`masked_logits` *before* any distribution is formed: their logits become
+a large negative finite number, so softmax gives them probability exactly 0 and nothing is NaN,
+also when only one action is legal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from spieltisch.agents.base import Agent, legal_actions_of
+from torch import nn
+
+#: the logit of an illegal action: finite (no inf - inf = NaN), yet exp() of it is exactly 0
+MASKED_LOGIT = -1.0e9
+
+
+@dataclass(frozen=True)
+class PolicyArch:
+    """The architecture of a :class:`PolicyNet`, recorded in every checkpoint."""
+
+    observation_size: int
+    num_actions: int
+    hidden: tuple[int, ...] = (128, 128)
+    observation_scale: float = 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> PolicyArch:
+        known = {"observation_size", "num_actions", "hidden", "observation_scale"}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown architecture fields {sorted(unknown)}")
+        return cls(
+            observation_size=int(d["observation_size"]),
+            num_actions=int(d["num_actions"]),
+            hidden=tuple(int(h) for h in d["hidden"]),
+            observation_scale=float(d["observation_scale"]),
+        )
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``logits`` with every action where ``mask`` is 0 set to :data:`MASKED_LOGIT`."""
+    return torch.where(mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT))
+
+
+class PolicyNet(nn.Module):
+    """An MLP trunk with a policy head (logits) and a value head (tanh, rewards are in [-1, 1])."""
+
+    def __init__(self, arch: PolicyArch) -> None:
+        super().__init__()
+        self.arch = arch
+        layers: list[nn.Module] = []
+        width = arch.observation_size
+        for h in arch.hidden:
+            layers += [nn.Linear(width, h), nn.Tanh()]
+            width = h
+        self.trunk = nn.Sequential(*layers)
+        self.policy_head = nn.Linear(width, arch.num_actions)
+        self.value_head = nn.Linear(width, 1)
+        # Small initial policy weights: a near-uniform start (as in CleanRL's PPO).
+        nn.init.orthogonal_(self.policy_head.weight, gain=0.01)
+        nn.init.zeros_(self.policy_head.bias)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(masked logits, value)`` for a batch of observations and action masks."""
+        x = self.trunk(obs / self.arch.observation_scale)
+        logits = masked_logits(self.policy_head(x), mask)
+        value = torch.tanh(self.value_head(x)).squeeze(-1)
+        return logits, value
+
+
+def sample_masked(logits: np.ndarray, rng: np.random.Generator, greedy: bool = False) -> np.ndarray:
+    """One action per row from masked logits (Gumbel-max with ``rng``; argmax if ``greedy``)."""
+    if greedy:
+        return logits.argmax(axis=1)
+    gumbel = -np.log(-np.log(rng.random(logits.shape) * (1 - 1e-12) + 1e-12))
+    return (logits + gumbel).argmax(axis=1)
+
+
+class NeuralAgent(Agent):
+    """A :class:`PolicyNet` as an :class:`~spieltisch.agents.base.Agent`.
+
+    ``greedy=True`` plays the most likely legal action, otherwise it samples from the policy
+    with the agent's own seeded generator. The chosen action is always legal.
+    """
+
+    name = "neural"
+
+    def __init__(self, net: PolicyNet, seed: int | None = None, greedy: bool = True) -> None:
+        super().__init__(seed)
+        self.net = net.eval()
+        self.greedy = greedy
+
+    def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
+        legal = legal_actions_of(observation)
+        obs = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32))[None]
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]))[None]
+        with torch.no_grad():
+            logits, _ = self.net(obs, mask)
+        action = int(sample_masked(logits.numpy().astype(np.float64), self.rng, self.greedy)[0])
+        if action not in legal:  # cannot happen with a mask; a guard against shape mix-ups
+            raise RuntimeError(f"policy chose illegal action {action}; legal: {legal.tolist()}")
+        return action

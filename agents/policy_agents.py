@@ -1,0 +1,63 @@
+"""Neural agents by name: ``pretrained:<game>`` and ``checkpoint:<path>``.
+
+``pretrained:kalaha`` loads the policy shipped in ``agents/pretrained/kalaha.safetensors`` (+
+``.json``); ``checkpoint:runs/kalaha_ppo/final`` loads a trained checkpoint (with or without
+suffix). Both play greedily (the most likely legal action). The checkpoint must be for the game
+asked for, and rules options given for the game must match those it was trained with.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from spieltisch.agents.base import Agent
+from spieltisch.agents.checkpoint import CheckpointError, load_checkpoint
+
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+
+
+def pretrained_path(game: str) -> Path:
+    """The shipped checkpoint of ``game`` (weights path); raises if there is none."""
+    path = PRETRAINED_DIR / f"{game}.safetensors"
+    if not path.exists():
+        shipped = sorted(p.stem for p in PRETRAINED_DIR.glob("*.safetensors"))
+        raise ValueError(f"no pretrained agent for {game!r}; shipped: {shipped}")
+    return path
+
+
+def _check_options(ckpt_options: dict[str, Any], options: dict[str, Any], where: str) -> None:
+    # Options that only change bookkeeping, not the position, may differ.
+    ignored = {"reward", "max_turns", "random_start", "render_mode", "illegal_action"}
+    for key, value in options.items():
+        if key in ignored:
+            continue
+        if key in ckpt_options and ckpt_options[key] != value:
+            raise ValueError(
+                f"{where} was trained with {key}={ckpt_options[key]!r}, "
+                f"the game has {key}={value!r}"
+            )
+
+
+def make_prefixed_agent(
+    prefix: str, value: str, game: str, seed: int | None, game_options: dict[str, Any]
+) -> Agent:
+    """The agent named ``prefix:value`` (see :data:`agents.registry.PREFIX_AGENT_MODULES`)."""
+    if prefix == "pretrained":
+        if value and value != game:
+            raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
+        path = pretrained_path(game)
+    elif prefix == "checkpoint":
+        if not value:
+            raise ValueError("checkpoint:<path> needs a path")
+        path = Path(value)
+    else:
+        raise ValueError(f"unknown agent prefix {prefix!r}")
+    try:
+        ckpt = load_checkpoint(path, game)
+    except CheckpointError as err:
+        raise ValueError(str(err)) from err
+    _check_options(ckpt.game_options, game_options, f"{prefix}:{value}")
+    agent = ckpt.agent(seed=seed, greedy=True)
+    agent.name = f"{prefix}:{value}"
+    return agent

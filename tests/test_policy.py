@@ -1,0 +1,90 @@
+"""Neural policies: masking never gives an illegal action or a NaN; agents play legal moves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from spieltisch.agents.match import play_game
+from spieltisch.agents.policy import (
+    MASKED_LOGIT,
+    NeuralAgent,
+    PolicyArch,
+    PolicyNet,
+    masked_logits,
+    sample_masked,
+)
+from spieltisch.agents.registry import make_agent
+from spieltisch.envs import make
+
+
+def random_masks(rng: np.random.Generator, n: int, a: int) -> np.ndarray:
+    masks = (rng.random((n, a)) < rng.random((n, 1))).astype(np.int8)
+    # every row keeps at least one legal action; many keep exactly one
+    only = rng.integers(0, a, size=n)
+    single = rng.random(n) < 0.3
+    masks[single] = 0
+    masks[np.arange(n), only] = 1
+    return masks
+
+
+def test_masked_distribution_has_no_nan_and_no_illegal_mass() -> None:
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    arch = PolicyArch(observation_size=10, num_actions=7, hidden=(16,))
+    net = PolicyNet(arch)
+    obs = torch.from_numpy(rng.normal(size=(500, 10)).astype(np.float32) * 100)
+    masks = random_masks(rng, 500, 7)
+    logits, value = net(obs, torch.from_numpy(masks))
+    logp = torch.log_softmax(logits, dim=-1)
+    probs = logp.exp()
+    entropy = -(probs * logp).sum(-1)
+    assert torch.isfinite(logits).all() and torch.isfinite(logp).all()
+    assert torch.isfinite(entropy).all() and torch.isfinite(value).all()
+    assert (probs[torch.from_numpy(masks) == 0] == 0).all()
+    # exactly one legal action: probability 1, entropy 0
+    single = masks.sum(1) == 1
+    assert torch.allclose(probs[single].max(-1).values, torch.ones(int(single.sum())))
+    # gradients stay finite too
+    (logp.gather(1, torch.from_numpy(masks.argmax(1))[:, None]).sum() + entropy.sum()).backward()
+    assert all(p.grad is None or torch.isfinite(p.grad).all() for p in net.parameters())
+
+
+def test_extreme_logits_still_pick_legal_actions() -> None:
+    rng = np.random.default_rng(1)
+    masks = random_masks(rng, 2000, 6)
+    raw = torch.from_numpy(rng.normal(size=(2000, 6)) * 1e6).float()
+    raw[:, 0] = 1e30  # an illegal action with a huge logit must still be excluded
+    logits = masked_logits(raw, torch.from_numpy(masks)).numpy().astype(np.float64)
+    for greedy in (False, True):
+        actions = sample_masked(logits, rng, greedy=greedy)
+        assert (masks[np.arange(2000), actions] == 1).all()
+    assert -np.inf < MASKED_LOGIT
+
+
+@pytest.mark.parametrize(
+    ("game", "options"), [("kalaha", {"pits": 4, "seeds": 3}), ("hus", {}), ("hilo", {})]
+)
+def test_untrained_neural_agent_plays_legal_games(game: str, options: dict) -> None:
+    from spieltisch.train.selfplay_games import make_batched_game
+
+    games = make_batched_game(game, options, 1)
+    torch.manual_seed(0)
+    arch = PolicyArch(games.observation_size, games.num_actions, (32,), games.observation_scale)
+    env = make(game, **options)
+    for greedy in (True, False):
+        agents = {
+            a: NeuralAgent(PolicyNet(arch), seed=i, greedy=greedy)
+            for i, a in enumerate(env.possible_agents)
+        }
+        record = play_game(env, agents, seed=3)
+        assert record.num_moves > 0
+
+
+def test_registry_rejects_unknown_prefixed_agents(tmp_path) -> None:
+    with pytest.raises(ValueError, match="no pretrained agent"):
+        make_agent("pretrained:hus", "hus")
+    with pytest.raises(ValueError, match="does not exist"):
+        make_agent(f"checkpoint:{tmp_path / 'nothing'}", "kalaha")
+    with pytest.raises(ValueError, match="not for"):
+        make_agent("pretrained:hus", "kalaha")

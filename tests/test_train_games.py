@@ -1,0 +1,46 @@
+"""The training adapters' vectorised observations equal the AEC envs' observations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from spieltisch.envs import make
+from spieltisch.train.selfplay_games import make_batched_game
+
+
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [
+        ("kalaha", {}),
+        ("kalaha", {"pits": 4, "seeds": 3, "rules": "standard"}),
+        ("hus", {}),
+        ("hilo", {}),
+        ("hilo", {"num_players": 3}),
+    ],
+)
+def test_batched_observations_equal_env_observations(game: str, options: dict) -> None:
+    rng = np.random.default_rng(5)
+    games = make_batched_game(game, options, 16)
+    games.reset(rng)
+    env = make(game, **options).unwrapped
+    env.reset(seed=0)
+    checked = 0
+    for _ in range(120):
+        if games.terminal.all():
+            break
+        obs, mask, mover = games.observe()
+        for g in np.flatnonzero(~games.terminal)[:4]:
+            env.state = games.batch.state(int(g))
+            expected = env._observation(int(mover[g]))
+            np.testing.assert_array_equal(obs[g], expected)
+            np.testing.assert_array_equal(mask[g], env.state.legal_mask())
+            checked += 1
+        games.step(games.batch.sample_random_actions(rng))
+    assert checked > 50
+    returns = games.returns()
+    assert returns.shape == (16, games.num_players)
+
+
+def test_unknown_game_is_refused() -> None:
+    with pytest.raises(ValueError, match="does not support game"):
+        make_batched_game("chess", {}, 4)

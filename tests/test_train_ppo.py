@@ -1,0 +1,246 @@
+"""Self-play PPO end to end: configs, checkpoints, exact resume, reproducibility, learning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from spieltisch.agents.checkpoint import CheckpointError, load_checkpoint
+from spieltisch.agents.match import play_game
+from spieltisch.agents.registry import make_agent
+from spieltisch.envs import make
+from spieltisch.train.cli import main
+from spieltisch.train.config import ConfigError, build_config, load_config
+from spieltisch.train.ppo import evaluate_vs_random, latest_checkpoint, train
+
+CONFIGS = sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*_ppo.yaml"))
+SMALL_KALAHA = {"pits": 4, "seeds": 3}
+
+
+def tiny(tmp_path: Path, **extra) -> list[str]:
+    """``--set`` overrides for a run of a few seconds."""
+    sets = {
+        "total_steps": 600,
+        "num_games": 8,
+        "hidden": "[16]",
+        "run_dir": str(tmp_path / "run"),
+        "eval_games": 8,
+        "final_eval_games": 8,
+        "eval_interval": 1,
+        "checkpoint_interval": 1,
+        "pool_interval": 1,
+        "progress": "false",
+        "tensorboard": "false",
+        "max_turns": 300,
+    }
+    sets.update(extra)
+    return [f"{k}={v}" for k, v in sets.items()]
+
+
+# --- configs --------------------------------------------------------------------------------------
+def test_config_errors_name_the_key(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="unknown key 'learning_rate'"):
+        build_config({"learning_rate": 0.1})
+    with pytest.raises(ConfigError, match="key 'lr' must be float"):
+        build_config({"lr": "fast"})
+    with pytest.raises(ConfigError, match="key 'num_games' must be int"):
+        build_config({}, ["num_games=1.5"])
+    with pytest.raises(ConfigError, match="key 'pool_prob' must be in"):
+        build_config({}, ["pool_prob=2"])
+    with pytest.raises(ConfigError, match="key 'game'"):
+        build_config({"game": "chess"})
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        build_config({}, ["lr"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("game: kalaha\nbatch: 3\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: unknown key 'batch'"):
+        load_config(bad)
+
+
+def test_overrides_apply_with_yaml_values() -> None:
+    cfg = build_config({"game": "kalaha"}, ["lr=1e-3", "game_options.pits=4", "hidden=[8, 8]"])
+    assert cfg.lr == 1e-3 and cfg.game_options == {"pits": 4} and cfg.hidden == [8, 8]
+
+
+def test_cli_reports_config_errors(tmp_path, capsys) -> None:
+    assert main(["train", str(CONFIGS[0]), "--set", "nonsense=1"]) == 2
+    assert "unknown key 'nonsense'" in capsys.readouterr().err
+
+
+# --- every config trains end to end ---------------------------------------------------------------
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
+def test_each_config_trains_and_writes_a_loadable_checkpoint(config: Path, tmp_path) -> None:
+    overrides = tiny(tmp_path, tensorboard="true")
+    if "kalaha" in config.stem:
+        overrides.append("game_options.pits=4")
+    args = [x for o in overrides for x in ("--set", o)]
+    assert main(["train", str(config), *args]) == 0
+    run = tmp_path / "run"
+    resolved = json.loads((run / "config.resolved.json").read_text())
+    assert resolved["total_steps"] == 600 and resolved["hidden"] == [16]
+    assert (run / "final_eval.json").exists() and any((run / "tb").iterdir())
+    ckpt = load_checkpoint(run / "final")
+    meta = ckpt.meta
+    for key in (
+        "game",
+        "env_version",
+        "game_options",
+        "arch",
+        "global_step",
+        "config",
+        "git_revision",
+        "metrics",
+    ):
+        assert key in meta, key
+    assert meta["global_step"] >= 600
+    assert "final/win_rate_vs_random" in meta["metrics"]
+    game = meta["game"]
+    env = make(game, **meta["game_options"])
+    agents = {
+        a: make_agent(
+            f"checkpoint:{run / 'final'}", game, seed=i, game_options=meta["game_options"]
+        )
+        if i == 0
+        else make_agent("random", game, seed=i)
+        for i, a in enumerate(env.possible_agents)
+    }
+    assert play_game(env, agents, seed=1).num_moves > 0
+
+
+# --- resume and reproducibility -------------------------------------------------------------------
+def _final_tensors(run_dir: Path) -> dict[str, torch.Tensor]:
+    return load_checkpoint(latest_checkpoint(run_dir)).tensors
+
+
+def _run(tmp_path: Path, name: str, *extra: str, resume: bool = False) -> dict:
+    cfg = build_config(
+        {"game": "kalaha", "game_options": SMALL_KALAHA},
+        [
+            *tiny(tmp_path, total_steps=100000, checkpoint_interval=2),
+            f"run_dir={tmp_path / name}",
+            *extra,
+        ],
+    )
+    return train(cfg, resume=resume)
+
+
+def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path) -> None:
+    whole = _run(tmp_path, "whole", "stop_after_iterations=4")
+    first = _run(tmp_path, "split", "stop_after_iterations=3")  # killed after iteration 3
+    assert first["iteration"] == 3
+    # the last checkpoint is iteration 2: one interval is lost at most
+    assert load_checkpoint(latest_checkpoint(tmp_path / "split")).meta["iteration"] == 2
+    resumed = _run(tmp_path, "split", "stop_after_iterations=2", resume=True)
+    assert resumed["iteration"] == whole["iteration"] == 4
+    assert resumed["global_step"] == whole["global_step"]
+    a, b = _final_tensors(tmp_path / "whole"), _final_tensors(tmp_path / "split")
+    assert sorted(a) == sorted(b)
+    assert any(k.startswith("optim.") for k in a) and any(k.startswith("pool.") for k in a)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    ma = load_checkpoint(latest_checkpoint(tmp_path / "whole")).meta["trainer"]
+    mb = load_checkpoint(latest_checkpoint(tmp_path / "split")).meta["trainer"]
+    assert ma == mb  # optimizer settings, pool, generator state
+
+
+def test_resume_refuses_a_changed_config_and_a_missing_checkpoint(tmp_path) -> None:
+    _run(tmp_path, "r", "stop_after_iterations=2")
+    with pytest.raises(CheckpointError, match=r"config keys \['lr'\] differ"):
+        _run(tmp_path, "r", "lr=0.5", resume=True)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        _run(tmp_path, "empty", resume=True)
+
+
+def test_a_fixed_seed_reproduces_the_run(tmp_path) -> None:
+    _run(tmp_path, "a", "stop_after_iterations=2")
+    _run(tmp_path, "b", "stop_after_iterations=2")
+    _run(tmp_path, "c", "stop_after_iterations=2", "seed=1")
+    a, b, c = (_final_tensors(tmp_path / n) for n in "abc")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a if k.startswith("model."))
+
+
+def test_a_damaged_checkpoint_stops_resume_clearly(tmp_path) -> None:
+    _run(tmp_path, "d", "stop_after_iterations=2")
+    weights = latest_checkpoint(tmp_path / "d").with_suffix(".safetensors")
+    weights.write_bytes(weights.read_bytes()[:-10])
+    with pytest.raises(CheckpointError, match="damaged"):
+        _run(tmp_path, "d", resume=True)
+
+
+# --- learning -------------------------------------------------------------------------------------
+def test_kalaha_learner_beats_random(tmp_path) -> None:
+    """A broken learner fails this: a short run on a small board must beat random clearly."""
+    cfg = build_config(
+        {"game": "kalaha", "game_options": SMALL_KALAHA},
+        tiny(
+            tmp_path,
+            total_steps=15000,
+            num_games=64,
+            hidden="[64, 64]",
+            lr=0.001,
+            eval_interval=0,
+            checkpoint_interval=100,
+            pool_interval=5,
+            final_eval_games=400,
+        ),
+    )
+    untrained = build_config(
+        {"game": "kalaha", "game_options": SMALL_KALAHA}, tiny(tmp_path, hidden="[64, 64]")
+    )
+    from spieltisch.agents.policy import PolicyNet
+    from spieltisch.train.ppo import make_arch
+    from spieltisch.train.selfplay_games import make_batched_game
+
+    torch.manual_seed(0)
+    before = evaluate_vs_random(
+        untrained,
+        PolicyNet(make_arch(untrained, make_batched_game("kalaha", SMALL_KALAHA, 1))),
+        400,
+        seed=3,
+    )
+    result = train(cfg)
+    after = result["final_eval"]
+    assert after["win_rate"] >= 0.65, (before, after)
+    assert after["win_rate"] > before["win_rate"] + 0.1, (before, after)
+
+
+def test_hus_learner_beats_random(tmp_path) -> None:
+    cfg = build_config(
+        {"game": "hus"},
+        tiny(
+            tmp_path,
+            total_steps=8000,
+            num_games=32,
+            hidden="[64]",
+            lr=0.001,
+            eval_interval=0,
+            checkpoint_interval=100,
+            pool_interval=5,
+            final_eval_games=200,
+        ),
+    )
+    result = train(cfg)
+    assert result["final_eval"]["win_rate"] >= 0.65, result["final_eval"]
+
+
+# --- the shipped agent ----------------------------------------------------------------------------
+def test_pretrained_kalaha_loads_and_beats_random() -> None:
+    env = make("kalaha")
+    wins = 0
+    games = 20
+    for g in range(games):
+        seat = g % 2
+        agents = {
+            env.possible_agents[seat]: make_agent("pretrained:kalaha", "kalaha", seed=g),
+            env.possible_agents[1 - seat]: make_agent("random", "kalaha", seed=1000 + g),
+        }
+        record = play_game(env, agents, seed=g)
+        wins += record.rewards[env.possible_agents[seat]] > 0
+    assert wins >= 17, wins
+    meta = load_checkpoint(Path(__file__).resolve().parents[1] / "agents/pretrained/kalaha").meta
+    assert meta["game"] == "kalaha" and "evaluation" in meta
+    assert np.isfinite(meta["evaluation"]["vs_random"]["win_rate"])

@@ -1,0 +1,55 @@
+"""``spieltisch train``: self-play training from a config file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from spieltisch.agents.checkpoint import CheckpointError
+from spieltisch.train.config import ConfigError, load_config
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "train",
+        help="train a self-play agent from a config file",
+        description=(
+            "Train a self-play agent. Example: spieltisch train configs/kalaha_ppo.yaml "
+            "--set total_steps=100000 --set lr=1e-3. Writes checkpoints, TensorBoard logs, "
+            "the resolved config and a final evaluation to the config's run_dir."
+        ),
+    )
+    p.add_argument("config", help="YAML config file (see configs/)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="overrides",
+        help="override a config value (YAML syntax; dotted keys for game_options.pits)",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="continue the run in run_dir from its last checkpoint"
+    )
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except ConfigError as err:
+        print(f"spieltisch train: {err}", file=sys.stderr)
+        return 2
+    from spieltisch.train.ppo import train
+
+    try:
+        result = train(cfg, resume=args.resume)
+    except CheckpointError as err:
+        print(f"spieltisch train: {err}", file=sys.stderr)
+        return 2
+    if "final_eval" in result:
+        print(json.dumps(result["final_eval"], indent=2))
+    else:
+        print(f"stopped at iteration {result['iteration']}, step {result['global_step']}")
+    return 0

@@ -1,0 +1,234 @@
+"""Training configuration: one typed dataclass, read from YAML, overridable with ``--set``.
+
+Every field is documented where it is declared. Unknown keys and values of the wrong type are
+rejected with an error that names the key. ``spieltisch train configs/kalaha_ppo.yaml --set
+lr=1e-3 --set game_options.pits=4`` overrides single values (YAML syntax for the value).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config file or override is invalid; the message names the key."""
+
+
+@dataclass
+class PPOConfig:
+    """Self-play PPO (``algorithm: ppo``)."""
+
+    # --- what is trained ---
+    game: str = "kalaha"
+    """game name (kalaha, hus, hilo)"""
+    game_options: dict[str, Any] = field(default_factory=dict)
+    """rules options as for the env, e.g. {pits: 6, seeds: 6, rules: goki}"""
+    algorithm: str = "ppo"
+    """training algorithm; only 'ppo' here"""
+    seed: int = 0
+    """seeds the network init (torch) and every other random choice (numpy)"""
+
+    # --- rollouts ---
+    total_steps: int = 2_000_000
+    """stop after this many learner decisions (environment steps taken by the learner)"""
+    num_games: int = 256
+    """games played in parallel; one iteration plays each of them to the end once"""
+    max_turns: int = 1000
+    """a game still running after this many moves ends as a draw (reward 0), as in the env"""
+
+    # --- network ---
+    hidden: list[int] = field(default_factory=lambda: [128, 128])
+    """hidden layer widths of the MLP trunk"""
+
+    # --- PPO ---
+    lr: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over total_steps"""
+    gamma: float = 1.0
+    """discount per own decision (the games are episodic; 1 = undiscounted)"""
+    gae_lambda: float = 0.95
+    """GAE lambda over each player's own decisions"""
+    update_epochs: int = 4
+    """passes over each iteration's data"""
+    num_minibatches: int = 4
+    """minibatches per pass"""
+    clip_coef: float = 0.2
+    """PPO ratio clip"""
+    clip_vloss: bool = True
+    """clip the value loss as in PPO2"""
+    ent_coef: float = 0.01
+    """entropy bonus weight"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """global gradient norm clip"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    target_kl: float | None = None
+    """stop an iteration's epochs early when the approximate KL exceeds this (None: never)"""
+
+    # --- opponents ---
+    pool_prob: float = 0.5
+    """share of games where the learner plays one random seat against a pool opponent (the
+    other games are pure self-play: the learner plays every seat)"""
+    pool_size: int = 8
+    """past policies kept in the pool (the oldest is dropped)"""
+    pool_interval: int = 10
+    """iterations between adding the current policy to the pool"""
+    pool_random: bool = True
+    """the uniformly random policy is a pool member too"""
+
+    # --- run management ---
+    run_dir: str = "runs/kalaha_ppo"
+    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
+    checkpoint_interval: int = 20
+    """iterations between checkpoints (a resumed run loses at most this many)"""
+    eval_interval: int = 20
+    """iterations between evaluations against random (0: never, except the final one)"""
+    eval_games: int = 200
+    """games per evaluation (half in each seat)"""
+    final_eval_games: int = 1000
+    """games of the final evaluation against random"""
+    torch_threads: int = 1
+    """torch.set_num_threads; 1 keeps runs reproducible and leaves cores to the engines"""
+    tensorboard: bool = True
+    """write TensorBoard logs to run_dir/tb (needs the tensorboard package)"""
+    progress: bool = True
+    """show a tqdm progress bar"""
+    stop_after_iterations: int | None = None
+    """stop (as if killed) after this many iterations in this process; for tests"""
+
+
+CONFIG_CLASSES: dict[str, type] = {"ppo": PPOConfig}
+
+
+def _type_ok(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, h) for h in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is Any:
+        return True
+    if origin is list:
+        (inner,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_type_ok(v, inner) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    for key in data:
+        if key not in hints:
+            raise ConfigError(f"{source}: unknown key {key!r}; keys are {sorted(names)}")
+    for key, value in list(data.items()):
+        if isinstance(value, str) and _accepts_float(hints[key]):
+            # PyYAML reads 1e-3 (no dot) as a string; a float field takes it as a number
+            with contextlib.suppress(ValueError):
+                value = data[key] = float(value)
+        if not _type_ok(value, hints[key]):
+            raise ConfigError(
+                f"{source}: key {key!r} must be {_hint_name(hints[key])}, got {value!r}"
+            )
+        if hints[key] is float and isinstance(value, int):
+            data[key] = float(value)
+    obj = cls(**data)
+    _check_ranges(obj, source)
+    return obj
+
+
+def _accepts_float(hint: Any) -> bool:
+    return hint is float or float in typing.get_args(hint)
+
+
+def _hint_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+def _check_ranges(cfg: PPOConfig, source: str) -> None:
+    positive = ("total_steps", "num_games", "max_turns", "update_epochs", "num_minibatches")
+    for key in positive:
+        if getattr(cfg, key) < 1:
+            raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
+    for key in ("pool_interval", "checkpoint_interval", "pool_size", "torch_threads"):
+        if getattr(cfg, key) < 1:
+            raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
+    for key in ("pool_prob", "gamma", "gae_lambda"):
+        if not 0.0 <= getattr(cfg, key) <= 1.0:
+            raise ConfigError(f"{source}: key {key!r} must be in [0, 1], got {getattr(cfg, key)}")
+    if cfg.lr <= 0:
+        raise ConfigError(f"{source}: key 'lr' must be positive, got {cfg.lr}")
+    if cfg.num_games < cfg.num_minibatches:
+        raise ConfigError(f"{source}: key 'num_minibatches' must not exceed num_games")
+    if not cfg.hidden or any(h < 1 for h in cfg.hidden):
+        raise ConfigError(f"{source}: key 'hidden' must list positive widths, got {cfg.hidden}")
+    from spieltisch.train.selfplay_games import GAME_ADAPTERS
+
+    if cfg.game not in GAME_ADAPTERS:
+        raise ConfigError(
+            f"{source}: key 'game' must be one of {sorted(GAME_ADAPTERS)}, got {cfg.game!r}"
+        )
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"lr=1e-3"`` -> ``(["lr"], 0.001)``; dotted keys reach into dicts (game_options.pits)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set takes KEY=VALUE, got {text!r}")
+    return key.strip().split("."), yaml.safe_load(value)
+
+
+def build_config(
+    data: dict[str, Any], overrides: list[str] = (), source: str = "config"
+) -> PPOConfig:
+    """A validated config from a dict (as read from YAML) and ``--set`` overrides."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a config must be a mapping of keys to values")
+    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    for text in overrides:
+        path, value = parse_override(text)
+        target = data
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                raise ConfigError(f"--set {text}: {part!r} is not a mapping")
+        target[path[-1]] = value
+    algorithm = data.get("algorithm", "ppo")
+    if algorithm not in CONFIG_CLASSES:
+        raise ConfigError(
+            f"{source}: key 'algorithm' must be one of {sorted(CONFIG_CLASSES)}, got {algorithm!r}"
+        )
+    return _coerce(CONFIG_CLASSES[algorithm], data, source)
+
+
+def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> PPOConfig:
+    """Read a YAML config file and apply ``--set`` overrides."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except OSError as err:
+        raise ConfigError(f"cannot read config {p}: {err}") from err
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config {p} is not valid YAML: {err}") from err
+    return build_config(data, overrides, source=str(p))
+
+
+def config_to_dict(cfg: Any) -> dict[str, Any]:
+    return dataclasses.asdict(cfg)

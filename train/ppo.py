@@ -1,0 +1,521 @@
+"""Self-play PPO with action masks over the batched engines (CleanRL style: read top to bottom).
+
+One iteration:
+
+1. **Seat the learner.** Every one of ``num_games`` games starts anew. With probability
+   ``pool_prob`` (and a non-empty pool) a game is a *pool game*: the learner plays one uniformly
+   drawn seat, every other seat is played by one opponent drawn uniformly from the pool (past
+   snapshots of the learner, plus the uniformly random policy if ``pool_random``). All other
+   games are *self-play games*: the learner plays every seat.
+2. **Play the games to the end** (or ``max_turns``, a draw), all games in parallel: the learner's
+   moves are sampled from its masked policy; its decisions are recorded with the seat that
+   made them.
+3. **Advantages.** Each (game, seat) sequence of the learner's decisions is one episode of that
+   player: reward 0 until its last decision, which gets the final reward of the seat; GAE over
+   those decisions (the value is always the mover's expected final reward). Moves of other
+   seats in between are part of the environment, so double moves (Kalaha) need no special case.
+4. **PPO update**: clipped ratio loss, (clipped) value loss, entropy bonus, global gradient
+   clipping, ``update_epochs`` passes in ``num_minibatches`` shuffled minibatches.
+5. Every ``pool_interval`` iterations the current policy joins the pool; every
+   ``eval_interval`` it is evaluated against random; every ``checkpoint_interval`` the whole
+   trainer state is saved (model, optimizer, pool, generator, counters) so that ``--resume``
+   continues exactly as if the run had not stopped.
+
+Because an iteration plays whole games, a checkpoint between iterations holds no running games.
+All randomness comes from one numpy generator (seeded by ``seed``) and the torch seed (the
+initial weights); evaluations use their own generators so they do not change training.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from spieltisch.agents.checkpoint import (
+    CheckpointError,
+    git_revision,
+    load_checkpoint,
+    save_checkpoint,
+)
+from spieltisch.agents.policy import PolicyArch, PolicyNet, sample_masked
+from spieltisch.train.config import PPOConfig, config_to_dict
+from spieltisch.train.selfplay_games import BatchedGame, make_batched_game
+
+#: config keys that may differ between a run and its resumption (they do not change learning)
+RESUMABLE_CHANGES = {
+    "total_steps",
+    "stop_after_iterations",
+    "progress",
+    "tensorboard",
+    "eval_interval",
+    "eval_games",
+    "final_eval_games",
+    "checkpoint_interval",
+}
+
+
+def env_version(game: str) -> str:
+    from spieltisch.envs import GAMES
+
+    return GAMES[game]
+
+
+# ----------------------------------------------------------------------------------------------
+# Trainer state
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class TrainerState:
+    """Everything a resumed run needs besides the config."""
+
+    net: PolicyNet
+    optimizer: torch.optim.Adam
+    rng: np.random.Generator
+    #: past policies: a state_dict, or None for the uniformly random policy
+    pool: list[dict[str, torch.Tensor] | None] = field(default_factory=list)
+    iteration: int = 0
+    global_step: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def make_arch(cfg: PPOConfig, games: BatchedGame) -> PolicyArch:
+    return PolicyArch(
+        observation_size=games.observation_size,
+        num_actions=games.num_actions,
+        hidden=tuple(cfg.hidden),
+        observation_scale=games.observation_scale,
+    )
+
+
+def checkpoint_meta(cfg: PPOConfig, state: TrainerState, kind: str) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "game": cfg.game,
+        "env_version": env_version(cfg.game),
+        "game_options": dict(cfg.game_options),
+        "arch": state.net.arch.to_json(),
+        "algorithm": cfg.algorithm,
+        "iteration": state.iteration,
+        "global_step": state.global_step,
+        "config": config_to_dict(cfg),
+        "git_revision": git_revision(),
+        "metrics": dict(state.metrics),
+        "torch_version": torch.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def save_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
+    """A training checkpoint: model + optimizer + pool tensors, counters and rng in JSON."""
+    tensors = {f"model.{k}": v for k, v in state.net.state_dict().items()}
+    opt = state.optimizer.state_dict()
+    for idx, s in opt["state"].items():
+        for k, v in s.items():
+            tensors[f"optim.{idx}.{k}"] = v if torch.is_tensor(v) else torch.tensor(v)
+    pool_kinds = []
+    for i, member in enumerate(state.pool):
+        pool_kinds.append("random" if member is None else "policy")
+        for k, v in (member or {}).items():
+            tensors[f"pool.{i}.{k}"] = v
+    meta = checkpoint_meta(cfg, state, "training")
+    meta["trainer"] = {
+        "optimizer_param_groups": opt["param_groups"],
+        "pool": pool_kinds,
+        "rng": state.rng.bit_generator.state,
+    }
+    save_checkpoint(path, meta, tensors)
+
+
+def restore_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
+    ckpt = load_checkpoint(path, cfg.game)
+    meta = ckpt.meta
+    if meta.get("kind") != "training" or "trainer" not in meta:
+        raise CheckpointError(f"{path} is not a training checkpoint (no trainer state)")
+    saved = meta["config"]
+    now = config_to_dict(cfg)
+    changed = sorted(
+        k for k in now if k not in RESUMABLE_CHANGES and saved.get(k, now[k]) != now[k]
+    )
+    if changed:
+        raise CheckpointError(
+            f"cannot resume {path}: config keys {changed} differ from the run's "
+            f"({', '.join(f'{k}={saved.get(k)!r}' for k in changed)})"
+        )
+    state.net.load_state_dict(ckpt.policy().state_dict())
+    trainer = meta["trainer"]
+    opt_state: dict[str, Any] = {"state": {}, "param_groups": trainer["optimizer_param_groups"]}
+    for key, value in ckpt.tensors.items():
+        if key.startswith("optim."):
+            _, idx, name = key.split(".", 2)
+            opt_state["state"].setdefault(int(idx), {})[name] = value
+    state.optimizer.load_state_dict(opt_state)
+    state.pool = []
+    for i, kind in enumerate(trainer["pool"]):
+        if kind == "random":
+            state.pool.append(None)
+        else:
+            prefix = f"pool.{i}."
+            state.pool.append(
+                {k[len(prefix) :]: v for k, v in ckpt.tensors.items() if k.startswith(prefix)}
+            )
+    state.rng.bit_generator.state = trainer["rng"]
+    state.iteration = int(meta["iteration"])
+    state.global_step = int(meta["global_step"])
+    state.metrics = dict(meta.get("metrics", {}))
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    pointer = run_dir / "checkpoints" / "latest.txt"
+    if not pointer.exists():
+        return None
+    return run_dir / "checkpoints" / pointer.read_text().strip()
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------------------------
+# Playing
+# ----------------------------------------------------------------------------------------------
+def policy_step(
+    net: PolicyNet, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator, greedy: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Actions, their log-probabilities and the values for a batch of positions."""
+    with torch.no_grad():
+        logits, value = net(torch.from_numpy(obs), torch.from_numpy(mask))
+        logp_all = torch.log_softmax(logits, dim=-1)
+    actions = sample_masked(logits.numpy().astype(np.float64), rng, greedy)
+    logp = logp_all.numpy()[np.arange(len(actions)), actions]
+    return actions, logp, value.numpy()
+
+
+def random_step(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return sample_masked(np.where(mask > 0, 0.0, -1e9), rng)
+
+
+@dataclass
+class Rollout:
+    obs: np.ndarray
+    mask: np.ndarray
+    actions: np.ndarray
+    logp: np.ndarray
+    values: np.ndarray
+    advantages: np.ndarray
+    returns: np.ndarray
+    games_played: int
+    moves_played: int
+    learner_results: np.ndarray  # final reward of the learner seat in pool games
+
+
+def play_iteration(
+    cfg: PPOConfig,
+    games: BatchedGame,
+    net: PolicyNet,
+    opponents: list[PolicyNet | None],
+    rng: np.random.Generator,
+) -> Rollout:
+    n, players = games.num_games, games.num_players
+    # 1. seat the learner
+    games.reset(rng)
+    pool_game = (rng.random(n) < cfg.pool_prob) & (len(opponents) > 0)
+    opponent = rng.integers(0, max(len(opponents), 1), size=n)
+    learner_seat = rng.integers(0, players, size=n)
+
+    # 2. play all games to the end
+    rec_obs, rec_mask, rec_act, rec_logp, rec_val, rec_game, rec_seat = [], [], [], [], [], [], []
+    moves = 0
+    for _ in range(cfg.max_turns):
+        terminal = games.terminal
+        if terminal.all():
+            break
+        obs, mask, mover = games.observe()
+        active = ~terminal
+        learner = active & (~pool_game | (mover == learner_seat))
+        actions = np.zeros(n, dtype=np.int64)
+        idx = np.flatnonzero(learner)
+        if idx.size:
+            a, lp, v = policy_step(net, obs[idx], mask[idx], rng, greedy=False)
+            actions[idx] = a
+            rec_obs.append(obs[idx])
+            rec_mask.append(mask[idx])
+            rec_act.append(a)
+            rec_logp.append(lp)
+            rec_val.append(v)
+            rec_game.append(idx)
+            rec_seat.append(mover[idx])
+        others = active & ~learner
+        for k in np.unique(opponent[others]):
+            sel = np.flatnonzero(others & (opponent == k))
+            if opponents[k] is None:
+                actions[sel] = random_step(mask[sel], rng)
+            else:
+                actions[sel] = policy_step(opponents[k], obs[sel], mask[sel], rng, False)[0]
+        games.step(actions)
+        moves += int(active.sum())
+    final = games.returns()  # games cut off at max_turns are draws: 0 for every seat
+
+    # 3. advantages: GAE over each (game, seat) sequence of learner decisions
+    game_of = np.concatenate(rec_game)
+    seat_of = np.concatenate(rec_seat)
+    values = np.concatenate(rec_val).astype(np.float64)
+    key = game_of * players + seat_of
+    order = np.argsort(key, kind="stable")  # each sequence contiguous, in time order
+    k_sorted = key[order]
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = k_sorted[1:] != k_sorted[:-1]
+    v_sorted = values[order]
+    next_value = np.where(last, 0.0, np.roll(v_sorted, -1))
+    reward = np.where(last, final[game_of[order], seat_of[order]], 0.0)
+    delta = reward + cfg.gamma * next_value - v_sorted
+    adv_sorted = np.zeros_like(delta)
+    carry = 0.0
+    for i in range(len(delta) - 1, -1, -1):
+        carry = delta[i] + (0.0 if last[i] else cfg.gamma * cfg.gae_lambda * carry)
+        adv_sorted[i] = carry
+    advantages = np.empty_like(adv_sorted)
+    advantages[order] = adv_sorted
+    in_pool = pool_game
+    return Rollout(
+        obs=np.concatenate(rec_obs),
+        mask=np.concatenate(rec_mask),
+        actions=np.concatenate(rec_act),
+        logp=np.concatenate(rec_logp).astype(np.float32),
+        values=values.astype(np.float32),
+        advantages=advantages.astype(np.float32),
+        returns=(advantages + values).astype(np.float32),
+        games_played=n,
+        moves_played=moves,
+        learner_results=final[np.flatnonzero(in_pool), learner_seat[in_pool]],
+    )
+
+
+def evaluate_vs_random(
+    cfg: PPOConfig, net: PolicyNet, num_games: int, seed: int
+) -> dict[str, float]:
+    """Greedy policy vs the random policy on the batched engine, the policy in every seat in
+    turn; win/draw/loss rates of the policy."""
+    rng = np.random.default_rng(seed)
+    per_seat = max(1, num_games // 2)
+    games = make_batched_game(cfg.game, cfg.game_options, per_seat * 2)
+    players = games.num_players
+    games.reset(rng)
+    seat = np.arange(games.num_games) % players
+    for _ in range(cfg.max_turns):
+        terminal = games.terminal
+        if terminal.all():
+            break
+        obs, mask, mover = games.observe()
+        actions = random_step(mask, rng)
+        mine = np.flatnonzero(~terminal & (mover == seat))
+        if mine.size:
+            actions[mine] = policy_step(net, obs[mine], mask[mine], rng, greedy=True)[0]
+        actions[terminal] = 0
+        games.step(actions)
+    r = games.returns()[np.arange(games.num_games), seat]
+    return {
+        "win_rate": float((r > 0).mean()),
+        "draw_rate": float((r == 0).mean()),
+        "loss_rate": float((r < 0).mean()),
+        "games": float(games.num_games),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# The training loop
+# ----------------------------------------------------------------------------------------------
+def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, Any]:
+    """Run (or resume) a PPO training run; returns the final metrics."""
+    run_dir = Path(cfg.run_dir)
+    ckpt_dir = run_dir / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+
+    games = make_batched_game(cfg.game, cfg.game_options, cfg.num_games)
+    net = PolicyNet(make_arch(cfg, games))
+    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
+    state = TrainerState(net=net, optimizer=optimizer, rng=np.random.default_rng(cfg.seed))
+    if cfg.pool_random:
+        state.pool.append(None)
+
+    if resume:
+        path = latest_checkpoint(run_dir)
+        if path is None:
+            raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
+        restore_trainer(path, cfg, state)
+        log(f"resumed from {path} at iteration {state.iteration}, step {state.global_step}")
+    _write_text_atomic(
+        run_dir / "config.resolved.json", json.dumps(config_to_dict(cfg), indent=2) + "\n"
+    )
+
+    writer = None
+    if cfg.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(run_dir / "tb"), purge_step=state.global_step or None)
+    bar = None
+    if cfg.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=cfg.total_steps, initial=state.global_step, unit="step", smoothing=0.1)
+
+    def opponents_now() -> list[PolicyNet | None]:
+        nets: list[PolicyNet | None] = []
+        for member in state.pool:
+            if member is None:
+                nets.append(None)
+            else:
+                opp = PolicyNet(net.arch)
+                opp.load_state_dict(member)
+                nets.append(opp.eval())
+        return nets
+
+    opponents = opponents_now()
+    iterations_here = 0
+    while state.global_step < cfg.total_steps:
+        t0 = time.perf_counter()
+        if cfg.anneal_lr:
+            frac = 1.0 - state.global_step / cfg.total_steps
+            optimizer.param_groups[0]["lr"] = frac * cfg.lr
+
+        rollout = play_iteration(cfg, games, net, opponents, state.rng)
+        t_play = time.perf_counter() - t0
+
+        # 4. PPO update
+        b_obs = torch.from_numpy(rollout.obs)
+        b_mask = torch.from_numpy(rollout.mask)
+        b_act = torch.from_numpy(rollout.actions)
+        b_logp = torch.from_numpy(rollout.logp)
+        b_adv = torch.from_numpy(rollout.advantages)
+        b_ret = torch.from_numpy(rollout.returns)
+        b_val = torch.from_numpy(rollout.values)
+        size = len(b_act)
+        mb_size = max(1, size // cfg.num_minibatches)
+        stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
+        stop = False
+        for _epoch in range(cfg.update_epochs):
+            perm = torch.from_numpy(state.rng.permutation(size))
+            for start in range(0, size - mb_size + 1, mb_size):
+                mb = perm[start : start + mb_size]
+                logits, value = net(b_obs[mb], b_mask[mb])
+                logp_all = torch.log_softmax(logits, dim=-1)
+                new_logp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
+                entropy = -(logp_all.exp() * logp_all).sum(-1)
+                log_ratio = new_logp - b_logp[mb]
+                ratio = log_ratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - log_ratio).mean()
+                    stats["clip"].append(((ratio - 1).abs() > cfg.clip_coef).float().mean().item())
+                adv = b_adv[mb]
+                if cfg.norm_adv and len(mb) > 1:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg_loss = torch.max(
+                    -adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)
+                ).mean()
+                if cfg.clip_vloss:
+                    v_clipped = b_val[mb] + (value - b_val[mb]).clamp(-cfg.clip_coef, cfg.clip_coef)
+                    v_loss = (
+                        0.5
+                        * torch.max((value - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+                    )
+                else:
+                    v_loss = 0.5 * ((value - b_ret[mb]) ** 2).mean()
+                ent = entropy.mean()
+                loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+                optimizer.step()
+                for k, x in (("pg", pg_loss), ("v", v_loss), ("ent", ent), ("kl", approx_kl)):
+                    stats[k].append(x.item())
+            if cfg.target_kl is not None and stats["kl"][-1] > cfg.target_kl:
+                stop = True
+            if stop:
+                break
+
+        state.iteration += 1
+        state.global_step += size
+        iterations_here += 1
+        elapsed = time.perf_counter() - t0
+        metrics = {
+            "loss/policy": float(np.mean(stats["pg"])),
+            "loss/value": float(np.mean(stats["v"])),
+            "loss/entropy": float(np.mean(stats["ent"])),
+            "loss/approx_kl": float(np.mean(stats["kl"])),
+            "loss/clip_fraction": float(np.mean(stats["clip"])),
+            "throughput/learner_steps_per_s": size / elapsed,
+            "throughput/moves_per_s": rollout.moves_played / max(t_play, 1e-9),
+            "charts/lr": optimizer.param_groups[0]["lr"],
+            "charts/pool_size": float(len(state.pool)),
+        }
+        if rollout.learner_results.size:
+            metrics["charts/pool_game_score"] = float(rollout.learner_results.mean())
+
+        # 5. pool, evaluation, checkpoint
+        if state.iteration % cfg.pool_interval == 0:
+            snapshot = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            policies = [m for m in state.pool if m is not None] + [snapshot]
+            state.pool = ([None] if cfg.pool_random else []) + policies[-cfg.pool_size :]
+            opponents = opponents_now()
+        if cfg.eval_interval and state.iteration % cfg.eval_interval == 0:
+            ev = evaluate_vs_random(cfg, net, cfg.eval_games, seed=cfg.seed * 1000 + 7)
+            metrics["eval/win_rate_vs_random"] = ev["win_rate"]
+            metrics["eval/draw_rate_vs_random"] = ev["draw_rate"]
+        state.metrics = {k: float(v) for k, v in metrics.items()}
+        if writer is not None:
+            for k, v in metrics.items():
+                writer.add_scalar(k, v, state.global_step)
+        if bar is not None:
+            bar.update(size)
+            post = {"ent": f"{metrics['loss/entropy']:.2f}"}
+            if "eval/win_rate_vs_random" in metrics:
+                post["win"] = f"{metrics['eval/win_rate_vs_random']:.2f}"
+            bar.set_postfix(post)
+        done = state.global_step >= cfg.total_steps
+        stopping = cfg.stop_after_iterations is not None and (
+            iterations_here >= cfg.stop_after_iterations
+        )
+        if state.iteration % cfg.checkpoint_interval == 0 or done:
+            name = f"step_{state.global_step:010d}"
+            save_trainer(ckpt_dir / name, cfg, state)
+            _write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
+        if stopping and not done:
+            break
+
+    if bar is not None:
+        bar.close()
+    result: dict[str, Any] = {"iteration": state.iteration, "global_step": state.global_step}
+    if state.global_step >= cfg.total_steps:
+        # final evaluation, written next to the final policy checkpoint
+        ev = evaluate_vs_random(cfg, net, cfg.final_eval_games, seed=cfg.seed * 1000 + 11)
+        state.metrics["final/win_rate_vs_random"] = ev["win_rate"]
+        state.metrics["final/draw_rate_vs_random"] = ev["draw_rate"]
+        save_checkpoint(
+            run_dir / "final",
+            checkpoint_meta(cfg, state, "policy"),
+            {f"model.{k}": v for k, v in net.state_dict().items()},
+        )
+        evaluation = {
+            "opponent": "random",
+            "policy": "greedy",
+            **ev,
+            "global_step": state.global_step,
+            "iteration": state.iteration,
+        }
+        _write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
+        result["final_eval"] = evaluation
+        if writer is not None:
+            writer.add_scalar("final/win_rate_vs_random", ev["win_rate"], state.global_step)
+    if writer is not None:
+        writer.close()
+    result["metrics"] = dict(state.metrics)
+    return result

@@ -1,0 +1,183 @@
+"""Batched games as self-play training sees them: many games, one mover each, observations.
+
+Each game adapter wraps a batched engine (``envs/<game>/batch.py``) and offers the same small
+interface to the training loop:
+
+* ``num_games``, ``num_players``, ``num_actions``, ``observation_size``;
+* ``reset(rng)``: start every game anew (who moves first, deals and dice from ``rng``);
+* ``observe()``: ``(obs, mask, mover)`` for the player to move in every game; ``obs`` equals the
+  AEC env's observation of that seat (tested in ``tests/test_train_games.py``);
+* ``step(actions)``: play one action per unfinished game;
+* ``terminal`` (N,) bool and ``returns()`` (N, num_players), the env's ``"win"`` rewards.
+
+The observation functions are written here (vectorised over the batch) because the engines do
+not all offer one; each is checked against the env on random positions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+from spieltisch.envs.hilo.batch import HiLoBatch
+from spieltisch.envs.hilo.engine import HiLoGame
+from spieltisch.envs.hus.batch import HusBatch
+from spieltisch.envs.hus.engine import HusGame
+from spieltisch.envs.kalaha.batch import KalahaBatch
+from spieltisch.envs.kalaha.engine import KalahaGame
+
+
+class BatchedGame(Protocol):
+    game_name: str
+    num_games: int
+    num_players: int
+    num_actions: int
+    observation_size: int
+    #: divide raw observations by this before the network (stone or card counts)
+    observation_scale: float
+
+    @property
+    def terminal(self) -> np.ndarray: ...
+
+    def reset(self, rng: np.random.Generator) -> None: ...
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def step(self, actions: np.ndarray) -> None: ...
+
+    def returns(self) -> np.ndarray: ...
+
+
+class KalahaGames:
+    """Kalaha games; observation as ``kalaha_v0`` (the board turned so the mover comes first)."""
+
+    game_name = "kalaha"
+    num_players = 2
+
+    def __init__(self, options: dict[str, Any], num_games: int) -> None:
+        self.game = KalahaGame(
+            pits=int(options.get("pits", 6)),
+            seeds=int(options.get("seeds", 6)),
+            rules=str(options.get("rules", "goki")),
+        )
+        self.batch = KalahaBatch(self.game, num_games)
+        self.num_games = num_games
+        self.num_actions = self.game.pits
+        self.observation_size = 2 * self.game.pits + 2
+        self.observation_scale = float(self.game.seeds)
+        side = self.game.pits + 1
+        size = 2 * side
+        # index[seat] = board positions in the order of the seat's observation
+        self._index = np.stack([(np.arange(size) + seat * side) % size for seat in range(2)])
+
+    @property
+    def terminal(self) -> np.ndarray:
+        return self.batch.terminal
+
+    def reset(self, rng: np.random.Generator) -> None:
+        # Seat 0 always moves first in the engine; which *learner role* sits there is the
+        # trainer's business, so no randomness is needed here.
+        self.batch.reset()
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        mover = self.batch.current_player.copy()
+        obs = np.take_along_axis(self.batch.boards, self._index[mover], axis=1)
+        return obs.astype(np.float32), self.batch.legal_mask.copy(), mover
+
+    def step(self, actions: np.ndarray) -> None:
+        self.batch.step(actions)
+
+    def returns(self) -> np.ndarray:
+        return self.batch.returns()
+
+
+def _hus_observation_index(seat: int) -> np.ndarray:
+    """Board indices (ring order) of ``hus_v0``'s observation entries for ``seat``."""
+    own, opp = 16 * seat, 16 * (1 - seat)
+    columns = np.arange(8)
+    return np.concatenate([own + 15 - columns, own + columns, opp + 7 - columns, opp + 8 + columns])
+
+
+class HusGames:
+    """Hus games; observation as ``hus_v0`` (the mover's rows first)."""
+
+    game_name = "hus"
+    num_players = 2
+    num_actions = 16
+    observation_size = 32
+    observation_scale = 4.0
+
+    def __init__(self, options: dict[str, Any], num_games: int) -> None:
+        kwargs = {"max_sown": int(options["max_sown"])} if "max_sown" in options else {}
+        self.game = HusGame(**kwargs)
+        self.batch = HusBatch(self.game, num_games)
+        self.num_games = num_games
+        self._index = np.stack([_hus_observation_index(s) for s in range(2)])
+
+    @property
+    def terminal(self) -> np.ndarray:
+        return self.batch.terminal
+
+    def reset(self, rng: np.random.Generator) -> None:
+        self.batch.reset()
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        mover = self.batch.current_player.copy()
+        obs = np.take_along_axis(self.batch.boards, self._index[mover], axis=1)
+        return obs.astype(np.float32), self.batch.legal_mask.copy(), mover
+
+    def step(self, actions: np.ndarray) -> None:
+        self.batch.step(actions)
+
+    def returns(self) -> np.ndarray:
+        return self.batch.returns()
+
+
+class HiLoGames:
+    """HiLo games (2-4 players, hidden cards); observations from the engine's own function,
+    which shows each seat only what it may know."""
+
+    game_name = "hilo"
+    observation_scale = 1.0
+
+    def __init__(self, options: dict[str, Any], num_games: int) -> None:
+        kwargs = {k: options[k] for k in ("num_players", "final_round") if k in options}
+        self.game = HiLoGame(**kwargs)
+        self.batch = HiLoBatch(self.game, num_games, seed=0)
+        self.num_games = num_games
+        self.num_players = self.game.num_players
+        self.num_actions = self.game.num_actions
+        self.observation_size = self.game.observation_size
+
+    @property
+    def terminal(self) -> np.ndarray:
+        return self.batch.terminal
+
+    def reset(self, rng: np.random.Generator) -> None:
+        self.batch.reset(seed=rng)
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        mover = np.asarray(self.batch.current_player, dtype=np.int64).copy()
+        obs = self.batch.observations(mover)
+        mask = self.batch.legal_mask.copy()
+        mask[self.batch.terminal] = 0
+        return obs, mask, mover
+
+    def step(self, actions: np.ndarray) -> None:
+        self.batch.step(actions)
+
+    def returns(self) -> np.ndarray:
+        return self.batch.returns()
+
+
+GAME_ADAPTERS: dict[str, type] = {"kalaha": KalahaGames, "hus": HusGames, "hilo": HiLoGames}
+
+
+def make_batched_game(game: str, options: dict[str, Any], num_games: int) -> BatchedGame:
+    """The training adapter of ``game`` with ``num_games`` games (rules ``options`` as the env)."""
+    if game not in GAME_ADAPTERS:
+        raise ValueError(
+            f"self-play training does not support game {game!r} yet; "
+            f"supported: {sorted(GAME_ADAPTERS)}"
+        )
+    return GAME_ADAPTERS[game](dict(options), num_games)
