@@ -32,10 +32,13 @@ class BackgammonPlayAgent(Agent):
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)
         self._plan: list[int] = []
+        self._plan_turn: int | None = None
+        self._target: np.ndarray | None = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._plan = []
+        self._target = None
 
     def choose_play(self, state: Any) -> int:
         """Index into ``state.play_boards()`` of the play to make."""
@@ -48,16 +51,26 @@ class BackgammonPlayAgent(Agent):
             return k.ROLL  # never double
         if len(mask) > k.TAKE and mask[k.TAKE]:
             return k.TAKE  # always take
+        turn = state.num_turns() if state is not None else None
+        if self._plan and self._plan_turn == turn and mask[self._plan[0]]:
+            return self._plan.pop(0)
         if legal.size == 1:
             self._plan = []
             return int(legal[0])
-        if self._plan and mask[self._plan[0]]:
-            return self._plan.pop(0)
         if state is None:
             raise ValueError(f"{self.name} needs the game state (a perfect-information game)")
-        index = self.choose_play(state)
+        boards = state.play_boards()
+        index = -1
+        if self._target is not None and self._plan_turn == turn:
+            # Mid-turn with the plan used up: continue towards the chosen resulting board.
+            hits = np.flatnonzero((boards == self._target).all(axis=1))
+            index = int(hits[0]) if hits.size else -1
+        if index < 0:
+            index = self.choose_play(state)
+            self._target = boards[index].copy()
         actions = list(state.play_actions(index)) or [k.PASS]
         self._plan = actions[1:]
+        self._plan_turn = turn
         return actions[0]
 
 
@@ -85,16 +98,17 @@ class GreedyBackgammonAgent(BackgammonPlayAgent):
 
 
 def _apply_gnubg_moves(board: list[list[int]], moves: list[int]) -> list[list[int]]:
-    """gnubg's ``[not on roll, on roll]`` board after the mover's ``from, to`` point pairs
-    (mover's view: 25 = bar, 0 = off)."""
+    """gnubg's ``[not on roll, on roll]`` board after the mover's ``from, to`` pairs as
+    ``pub_best_move`` gives them: 0-based indices of the mover's view (24 = the bar, a negative
+    ``to`` = borne off)."""
     opp, me = list(board[0]), list(board[1])
     for i in range(0, len(moves), 2):
         src, dst = moves[i], moves[i + 1]
-        me[src - 1] -= 1
-        if dst > 0:
-            me[dst - 1] += 1
-            if opp[24 - dst] == 1:  # the mover's point dst is the opponent's point 25 - dst
-                opp[24 - dst] = 0
+        me[src] -= 1
+        if dst >= 0:
+            me[dst] += 1
+            if opp[23 - dst] == 1:  # the mover's index dst is the opponent's index 23 - dst
+                opp[23 - dst] = 0
                 opp[24] += 1
     return [opp, me]
 

@@ -1,0 +1,100 @@
+"""Arena statistics, agent-name parsing, failures reported by name, baselines' legality and a
+strength ladder (Kalaha, HiLo)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from spieltisch.agents import stats
+from spieltisch.agents.arena import AgentFailure, evaluate, play_table, summarize_pair
+from spieltisch.agents.base import Agent, InformationSet
+from spieltisch.agents.registry import parse_agent_name
+
+
+def test_wilson_hand_computed() -> None:
+    # p = 0.5, n = 100: centre 0.5, half 1.96 sqrt(0.25/100 + 1.96^2/40000) / (1 + 1.96^2/100)
+    lo, hi = stats.wilson(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-4)
+    assert hi == pytest.approx(0.5962, abs=1e-4)
+    assert stats.wilson(0, 10)[0] == 0.0
+    assert stats.wilson(10, 10)[1] == pytest.approx(1.0)
+
+
+def test_mean_interval_hand_computed() -> None:
+    m, lo, hi = stats.mean_interval([1, -1, 1, -1])
+    assert m == 0.0
+    half = 1.959963984540054 * np.sqrt(4 / 3) / 2
+    assert hi == pytest.approx(half)
+    assert lo == pytest.approx(-half)
+
+
+def test_bradley_terry_two_players() -> None:
+    # 3 wins to 1 (plus the half-game prior each way): strengths 3.5 : 1.5.
+    r = stats.bradley_terry(np.array([[0, 3], [1, 0]]))
+    assert r[0] - r[1] == pytest.approx(400 * np.log10(3.5 / 1.5), abs=1e-6)
+
+
+def test_parse_agent_name() -> None:
+    assert parse_agent_name("alphabeta:depth=6,time=0.5") == (
+        "alphabeta",
+        {"depth": 6, "time": 0.5},
+    )
+    assert parse_agent_name("random") == ("random", {})
+    with pytest.raises(ValueError):
+        parse_agent_name("alphabeta:depth")
+
+
+class _Crasher(Agent):
+    name = "crasher"
+
+    def act(self, observation, state=None):
+        raise RuntimeError("boom")
+
+
+def test_failure_is_reported_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    import spieltisch.agents.arena as arena
+
+    real = arena.make_agent
+
+    def fake(spec, game, seed=None, game_options=None):
+        return _Crasher(seed) if spec == "crasher" else real(spec, game, seed, game_options)
+
+    monkeypatch.setattr(arena, "make_agent", fake)
+    with pytest.raises(AgentFailure, match="crasher"):
+        play_table("kalaha", ["random", "crasher"], seeds=1)
+
+
+def test_summary_counts_and_json() -> None:
+    report = evaluate("kalaha", ["random", "random"], seeds=5, seed=3, options={"pits": 4})
+    p = report.pairs[0]
+    assert p.games == 10 and p.wins + p.draws + p.losses == 10
+    data = json.loads(report.to_json())
+    assert data["pairs"][0]["games"] == 10
+    assert "| random | random | 10 |" in report.to_markdown()
+    again = evaluate("kalaha", ["random", "random"], seeds=5, seed=3, options={"pits": 4})
+    assert again.pairs[0] == p  # reproducible from the seed
+
+
+def test_hilo_information_set_hides_cards() -> None:
+    from spieltisch.envs.hilo.engine import HiLoGame
+
+    state = HiLoGame().new_initial_state(1)
+    info = InformationSet(state, 1, np.random.default_rng(0))
+    assert info.view() == state.view(1)
+    assert info._stand_in is not state
+
+
+def test_greedy_beats_random_kalaha() -> None:
+    results = play_table(
+        "kalaha", ["greedy", "random"], seeds=30, options={"pits": 4}, opening_plies=2
+    )
+    s = summarize_pair(results, ("greedy", "random"))
+    assert s.score_low > 0.5, s
+
+
+def test_hilo_heuristic_beats_random() -> None:
+    results = play_table("hilo", ["heuristic:samples=2", "random"], seeds=8)
+    s = summarize_pair(results, ("heuristic", "random"))
+    assert s.score_low > 0.5, s
