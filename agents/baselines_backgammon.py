@@ -54,7 +54,7 @@ class BackgammonPlayAgent(Agent):
         turn = state.num_turns() if state is not None else None
         if self._plan and self._plan_turn == turn and mask[self._plan[0]]:
             return self._plan.pop(0)
-        if legal.size == 1:
+        if legal.size == 1 and (state is None or state.num_plays() <= 1):
             self._plan = []
             return int(legal[0])
         if state is None:
