@@ -6,8 +6,11 @@ size and rule set from the factory's ``game_options`` (``pits``, ``seeds``, ``ru
 defaults otherwise) and the position from the ``state`` given to :meth:`PerfectAgent.act` (or, when
 no state is given, from the observation, which shows the whole board from the mover's view).
 
-Solving takes time on big boards: Kalah(6,4) is quick, Kalah(6,5) takes minutes for the first
-moves, Kalah(6,6) (the default board) is out of reach for the first moves.
+Solving takes time on big boards: the first moves of Kalah(6,4) take tens of seconds on a small
+machine (later positions far less, and the agent's transposition table carries over between
+moves), Kalah(6,5) much longer, and Kalah(6,6) (the env's default board) is out of reach for the
+opening. The first use on a board size builds the endgame database (cached on disk, see
+:mod:`.kalaha_endgame`).
 """
 
 from __future__ import annotations

@@ -209,10 +209,8 @@ def _expand(
             w = np.int64(db[rank_board(c, pits, binom, offsets)])
             v = gain + w if kind == 1 else gain - w
         else:
-            if kind == 1:
-                score = (1 << 20) + i
-            else:
-                score = gain * 64 + i
+            # extra turns first (rightmost first), then by immediate gain
+            score = (1 << 20) + i if kind == 1 else gain * 64 + i
             # insertion by score, best first
             j = cnt
             while j > 0 and order[ply, j - 1, 2] < score:
@@ -258,10 +256,9 @@ def _expand(
             if not (cd == _TRUE or (depth < _TRUE and cd >= depth - 1)):
                 continue
             packed = tt[cs, 2]
-            if kind == 1:
-                bound = gain + (packed & _LOW31) - _OFF
-            else:
-                bound = gain - ((packed >> 31) - _OFF)
+            lower = (packed & _LOW31) - _OFF
+            upper = (packed >> 31) - _OFF
+            bound = gain + lower if kind == 1 else gain - upper  # the move's lower bound
             if bound >= beta:
                 best = bound
                 bmove = i

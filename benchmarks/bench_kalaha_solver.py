@@ -60,6 +60,11 @@ class Greedy(Agent):
         return max(state.legal_actions(), key=score)
 
 
+def save(args: argparse.Namespace, results: dict) -> None:
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps({"machine": machine(), **results}, indent=2) + "\n")
+
+
 def machine() -> dict:
     return {
         "platform": platform.platform(),
@@ -67,7 +72,7 @@ def machine() -> dict:
         "cpu_count": os.cpu_count(),
         "numba": numba.__version__,
         "numpy": np.__version__,
-        "load_average_at_start": os.getloadavg(),
+        "load_average": os.getloadavg(),
     }
 
 
@@ -114,6 +119,8 @@ def solve_boards(args: argparse.Namespace) -> list[dict]:
                 if published is not None
                 else f"  value {result.value:+d}, {result.nodes:,} nodes, {result.seconds:.2f} s"
             )
+            save(args, {"solve": rows})  # partial results survive an interrupted run
+            solver.progress = None
             if args.perfect_games and (pits, seeds) == (6, 4):
                 row["perfect_first_player"] = perfect_games(solver, args.perfect_games)
             del solver
@@ -166,13 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     t0 = time.perf_counter()
-    results = {"machine": machine(), "solve": solve_boards(args)}
+    results = {"solve": solve_boards(args)}
+    save(args, results)
     if not args.skip_accuracy:
         results["accuracy_kalah_6_4_goki"] = accuracy(args)
     results["total_seconds"] = round(time.perf_counter() - t0, 1)
-    results["machine"]["load_average_at_end"] = os.getloadavg()
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    save(args, results)
     print(f"wrote {args.output}")
     ok = all(r["matches_published"] for r in results["solve"])
     lost = [

@@ -246,3 +246,14 @@ def test_default_cache_dir(monkeypatch, tmp_path):
     monkeypatch.delenv("SPIELTISCH_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert kalaha_endgame.default_cache_dir() == tmp_path / "xdg" / "spieltisch" / "kalaha_egdb"
+
+
+def test_hashed_keys_on_boards_too_big_for_exact_keys(tmp_path):
+    """Boards whose arrangements outnumber 2**61 use two 64-bit hashes as table keys."""
+    game = KalahaGame(3, 2, "goki")
+    solver = KalahaSolver(game, db_stones=0, cache_dir=tmp_path, tt_bits=10, id_max_depth=4)
+    solver._exact_keys = False  # what a huge board would choose
+    solver._ctx = solver._make_context()
+    check_positions(solver, game, reachable(game)[::3])
+    huge = KalahaSolver(KalahaGame(30, 1000, "goki"), db_stones=0, use_cache=False, tt_bits=8)
+    assert not huge._exact_keys
