@@ -33,7 +33,7 @@ ROLL_RANGE = 180  # the chance kernels take uniform numbers 0..179 (see kernels.
 
 
 @numba.njit(cache=True, nogil=True)
-def _finish(s, r, mask_row, terminal, g, w, eager):
+def _finish(s, r, masks, terminal, g, w, eager):
     """After a decision: roll if a chance node came up, set the end flag, and (``eager``)
     generate the plays and export the mask; else they are left for :func:`_refresh_all`."""
     if s[k.M_PHASE] <= k.PH_ROLL:
@@ -43,8 +43,8 @@ def _finish(s, r, mask_row, terminal, g, w, eager):
             d1, d2 = k.dice_of(s, r)
             k.put_dice(s, d1, d2)
     if eager:
-        for a in range(mask_row.shape[0]):
-            mask_row[a] = s[k.MASK + a]
+        for a in range(masks.shape[1]):
+            masks[g, a] = s[k.MASK + a]
     terminal[g] = s[k.M_PHASE] == k.PH_OVER
 
 
@@ -52,7 +52,7 @@ def _finish(s, r, mask_row, terminal, g, w, eager):
 def _roll_some(states, games, rolls, masks, terminal, w, eager):
     for i in range(games.shape[0]):
         g = games[i]
-        _finish(states[g], rolls[i], masks[g], terminal, g, w, eager)
+        _finish(states[g], rolls[i], masks, terminal, g, w, eager)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -75,7 +75,7 @@ def _step_all(states, actions, rolls, masks, terminal, w):
             continue
         s = states[g]
         k.act(s, actions[g], w)
-        _finish(s, rolls[g], masks[g], terminal, g, w, True)
+        _finish(s, rolls[g], masks, terminal, g, w, True)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -93,7 +93,7 @@ def _random_plays(states, rolls, uniforms, masks, terminal, w):
             k.act(s, k.ROLL if u < 0.5 else k.DOUBLE, w)
         else:
             k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
-        _finish(s, rolls[g], masks[g], terminal, g, w, False)
+        _finish(s, rolls[g], masks, terminal, g, w, False)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -134,7 +134,7 @@ def _step_plays(states, offsets, moves, choices, rolls, masks, terminal, w):
         s[k.M_NDICE] = 0
         if not k.finish_if_won(s):
             k.end_turn(s)
-        _finish(s, rolls[g], masks[g], terminal, g, w, False)
+        _finish(s, rolls[g], masks, terminal, g, w, False)
 
 
 class BackgammonBatch:

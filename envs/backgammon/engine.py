@@ -6,14 +6,15 @@ Rules as the project implements them: ``docs/rules/backgammon.md`` (from
 Quick use::
 
     game = BackgammonGame()
-    state = game.new_initial_state()          # the opening roll is a chance node
+    state = game.new_initial_state()        # the opening roll is a chance node
     rng = np.random.default_rng(0)
     while not state.is_terminal():
         if state.is_chance_node():
-            state.roll_dice(rng)              # or state.set_dice(3, 1)
-        plays = state.legal_plays()           # [(actions, resulting state), ...]
-        state.apply(state.legal_actions()[0]) # one checker move (or play a whole play:
-                                              # state.apply_play(i))
+            state.roll_dice(rng)            # or state.set_dice(3, 1)
+        plays = state.legal_plays()         # [Play(actions, resulting state), ...]
+        state.apply_play(0)                 # a whole play; or one checker move at a time:
+                                            # state.apply(state.legal_actions()[0])
+    state.returns(), state.win_type()       # e.g. (2.0, -2.0), "gammon"
 
 A turn is played either one checker move at a time (:meth:`BackgammonState.apply` with the
 actions of :meth:`~BackgammonState.legal_actions`; the compulsory-play rules are in the mask) or
