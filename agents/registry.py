@@ -50,7 +50,9 @@ def _random(options: dict[str, Any], seed: int | None) -> Agent:
 
 def agent_factories(game: str) -> dict[str, AgentFactory]:
     """All agents available for ``game``, by name."""
-    factories: dict[str, AgentFactory] = {"random": _random}
+    from spieltisch.agents.human import human_factory
+
+    factories: dict[str, AgentFactory] = {"random": _random, "human": human_factory(game)}
     for module_name in GAME_AGENT_MODULES.get(game, ()):
         factories.update(importlib.import_module(module_name).AGENTS)
     return factories

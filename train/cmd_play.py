@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import yaml
+from spieltisch.agents.human import HumanQuit
 from spieltisch.agents.match import play_game
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import GAMES, make
@@ -29,7 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="play a game between agents and show it",
         description=(
             "Play a game between agents and print the board after every move. "
-            "Example: spieltisch play kalaha --agents random random"
+            "Example: spieltisch play kalaha --agents random random; play yourself with "
+            "'human': spieltisch play kalaha --agents human alphabeta:depth=6"
         ),
     )
     p.add_argument("game", choices=sorted(GAMES), help="the game")
@@ -57,7 +59,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     try:
         options = parse_options(args.option)
-        env = make(args.game, render_mode=None if args.quiet else "ansi", **options)
+        env_options = dict(options)
+        humans = [i for i, a in enumerate(args.agents) if a == "human"]
+        if args.game == "hilo" and len(humans) == 1 and "render_view" not in options:
+            env_options["render_view"] = humans[0]  # show the person what their seat knows
+        env = make(args.game, render_mode=None if args.quiet else "ansi", **env_options)
     except (ValueError, TypeError) as err:
         print(f"spieltisch play: {err}", file=sys.stderr)
         return 2
@@ -86,7 +92,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             env.reset(seed=seed)
             print(f"=== game {game_index + 1}, seed {seed}\n{env.render()}")
-        record = play_game(env, agents, seed=seed, on_move=None if args.quiet else show)
+        try:
+            record = play_game(env, agents, seed=seed, on_move=None if args.quiet else show)
+        except HumanQuit:
+            print("game abandoned")
+            return 0
         result = ", ".join(
             f"{a} ({agents[a].name}): {r:+g}" for a, r in sorted(record.rewards.items())
         )
