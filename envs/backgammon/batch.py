@@ -13,7 +13,8 @@ Two ways to step:
   checked against ``legal_mask`` first;
 * whole plays: :meth:`~BackgammonBatch.legal_plays` lists every game's distinct resulting
   positions (for afterstate agents), :meth:`~BackgammonBatch.step_plays` plays the chosen ones;
-  :meth:`~BackgammonBatch.step_random_plays` plays uniformly random ones (random rollouts).
+  :meth:`~BackgammonBatch.step_random_plays` plays uniformly random ones, and
+  :meth:`~BackgammonBatch.play_random` plays every game to its end that way (random rollouts).
 """
 
 from __future__ import annotations
@@ -94,6 +95,27 @@ def _random_plays(states, rolls, uniforms, masks, terminal, w):
         else:
             k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
         _finish(s, rolls[g], masks, terminal, g, w, False)
+
+
+@numba.njit(cache=True, nogil=True)
+def _play_random(states, rolls, uniforms, masks, terminal, w):
+    """Up to ``rolls.shape[1]`` random decisions per game (as :func:`_random_plays`), each game
+    to its end before the next: no barrier between the steps, and good cache locality."""
+    for g in range(states.shape[0]):
+        s = states[g]
+        for j in range(rolls.shape[1]):
+            if terminal[g]:
+                break
+            u = uniforms[g, j]
+            phase = s[k.M_PHASE]
+            if phase == k.PH_MOVE:
+                n = k.generate(s, w, False)
+                k.play(s, min(int(u * n), n - 1), w)
+            elif phase == k.PH_CUBE:
+                k.act(s, k.ROLL if u < 0.5 else k.DOUBLE, w)
+            else:
+                k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
+            _finish(s, rolls[g, j], masks, terminal, g, w, False)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -276,6 +298,26 @@ class BackgammonBatch:
                             self._mask[lo:hi], self.terminal[lo:hi]),
         )  # fmt: skip
         self._mask_stale = True
+
+    def play_random(self, chunk: int = 128) -> None:
+        """Play every unfinished game to its end with random decisions, as repeated
+        :meth:`step_random_plays` would (random rollouts). Each thread plays whole games, with
+        the random numbers drawn ``chunk`` decisions per game at a time from the batch's
+        generator, so the result does not depend on the number of threads."""
+        if chunk < 1:
+            raise ValueError(f"chunk must be at least 1, got {chunk}")
+        self._plays = None
+        while not self.terminal.all():
+            rolls = self.rng.integers(0, ROLL_RANGE, size=(self.num_games, chunk))
+            uniforms = self.rng.random((self.num_games, chunk))
+            self._run(
+                _play_random,
+                lambda lo, hi, rolls=rolls, uniforms=uniforms: (
+                    self.states[lo:hi], rolls[lo:hi], uniforms[lo:hi], self._mask[lo:hi],
+                    self.terminal[lo:hi],
+                ),
+            )  # fmt: skip
+            self._mask_stale = True
 
     def legal_plays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The legal plays of every game about to move: ``(offsets, boards, actions)``.
