@@ -208,6 +208,14 @@ def test_batched_plays_equal_the_single_game_plays():
             assert np.array_equal(batch.states[g, : k.BOARD_SIZE], expected[g].board)
     with pytest.raises(TypeError, match="one integer play index per game"):
         batch.step_plays(np.zeros(31, dtype=np.int64))
+    batch.reset()
+    before = batch.states.copy()
+    offsets, _, _ = batch.legal_plays()
+    bad = np.zeros(32, dtype=np.int64)
+    bad[5] = offsets[6] - offsets[5]  # one past the last play of game 5
+    with pytest.raises(ValueError, match="game 5: play index"):
+        batch.step_plays(bad)
+    assert np.array_equal(batch.states, before)
 
 
 def test_batch_random_plays_finish_games_and_bad_batch_actions_change_nothing():

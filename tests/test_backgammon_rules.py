@@ -551,3 +551,8 @@ def test_dice_rolls_follow_the_seeded_generator_and_are_uniform():
     for d1, d2 in first:
         counts[d1, d2] += 1
     assert counts[1:, 1:].min() > 50 and counts[1:, 1:].max() < 150  # ~100 each
+    # Any numpy bit generator works (MT19937's raw output is only 32 bits wide).
+    for bits in (np.random.MT19937(1), np.random.Philox(1), np.random.SFC64(1)):
+        rng = np.random.Generator(bits)
+        seen = {GAME.state_from_text("4HPwATDgc/ABMA 0 roll").roll_dice(rng) for _ in range(2000)}
+        assert len(seen) == 36

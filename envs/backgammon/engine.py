@@ -395,11 +395,15 @@ class BackgammonState:
         if self._st & 7 > 1:
             self._not_chance()
         # A uniform number 0..179 (see kernels.dice_of) from the top 16 bits of the generator's
-        # raw output, by rejection above 364 * 180 = 65520: exact, and 4x cheaper than
-        # rng.integers.
-        r = rng.bit_generator.random_raw() >> 48
-        while r >= 65520:
-            r = rng.bit_generator.random_raw() >> 48
+        # 64-bit raw output, by rejection above 364 * 180 = 65520: exact, and 4x cheaper than
+        # rng.integers. MT19937's raw output has 32 bits: it goes the slow way.
+        bits = rng.bit_generator
+        if type(bits) is np.random.MT19937:
+            r = int(rng.integers(180))
+        else:
+            r = bits.random_raw() >> 48
+            while r >= 65520:
+                r = bits.random_raw() >> 48
         game = self.game
         ws = game._ws
         self._st = st = game._roll(self.s, r % 180, ws.scratch)

@@ -270,12 +270,20 @@ def generate(s, ws, need_mask):
     ``need_mask`` the mask gets exactly the checker moves that begin some legal play (PASS
     alone when the roll cannot be played). The board is used as scratch and restored.
 
-    Search: depth first over single checker moves, the higher die first. With equal dice the
-    moves are generated in non-increasing order of their source: a legal sequence of equal
-    dice stays legal, with the same result, when sorted that way (checkers only move forward,
-    entering comes first, bearing off only gets easier), so no position is lost. Two different
-    dice are searched in both orders. Positions are told apart by an exact key (the mover's
-    25 counts in 4-bit nibbles plus the points where it hit), updated move by move.
+    Search: depth first over single checker moves, sources taken from a bit mask of the
+    occupied points. Positions are told apart by an exact key (the mover's 25 counts in 4-bit
+    nibbles plus the points where it hit), updated move by move, in an open-addressing table.
+
+    * Two different dice are searched in both orders, the higher die first. When the lower
+      die went first, a second move of another checker that neither enters nor bears off
+      (nor did the first) is not searched again: the same two moves in the other order are
+      legal and were found already; only its mask bit is kept.
+    * With equal dice the moves are generated in non-increasing order of their source: a legal
+      sequence of equal dice stays legal, with the same result, when sorted that way (checkers
+      only move forward, entering comes first, bearing off only gets easier), so no position
+      is lost. The mask then needs each legal first move checked on its own: it is legal when
+      ``maxdepth - 1`` more moves can follow it (:func:`_can_extend`, stopping at the first
+      way found).
     """
     me = SIDE * s[M_TURN]
     op = SIDE - me
