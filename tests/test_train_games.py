@@ -16,6 +16,7 @@ from spieltisch.train.selfplay_games import make_batched_game
         ("hus", {}),
         ("hilo", {}),
         ("hilo", {"num_players": 3}),
+        ("backgammon", {"reward": "win"}),
     ],
 )
 def test_batched_observations_equal_env_observations(game: str, options: dict) -> None:

@@ -170,7 +170,72 @@ class HiLoGames:
         return self.batch.returns()
 
 
-GAME_ADAPTERS: dict[str, type] = {"kalaha": KalahaGames, "hus": HusGames, "hilo": HiLoGames}
+class BackgammonGames:
+    """Backgammon games without the cube; one checker move per step as ``backgammon_v0``;
+    rewards +1 / -1 (the env's ``reward="win"``: the value head predicts the win chance)."""
+
+    game_name = "backgammon"
+    num_players = 2
+    observation_size = 59
+    observation_scale = 1.0
+
+    def __init__(self, options: dict[str, Any], num_games: int) -> None:
+        from spieltisch.envs.backgammon import kernels as k
+        from spieltisch.envs.backgammon.batch import BackgammonBatch
+        from spieltisch.envs.backgammon.engine import BackgammonGame
+
+        if options.get("cube"):
+            raise ValueError("self-play training supports backgammon without the cube only")
+        self.k = k
+        self.game = BackgammonGame()
+        self.batch = BackgammonBatch(self.game, num_games, seed=0, threads=1)
+        self.num_games = num_games
+        self.num_actions = self.game.num_actions
+        self._points = np.arange(24)
+
+    @property
+    def terminal(self) -> np.ndarray:
+        return self.batch.terminal
+
+    def reset(self, rng: np.random.Generator) -> None:
+        # The dice come from the batch's own generator, reseeded from ``rng`` per iteration.
+        self.batch.rng = np.random.default_rng(int(rng.integers(0, 2**63)))
+        self.batch.reset()
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k, s = self.k, self.batch.states
+        mover = self.batch.current_player().astype(np.int64)
+        mover = np.where(mover < 0, 0, mover)
+        own = (k.SIDE * mover)[:, None]
+        opp = (k.SIDE * (1 - mover))[:, None]
+        rows = np.arange(self.num_games)[:, None]
+        obs = np.zeros((self.num_games, 59), dtype=np.float32)
+        obs[:, 0:24] = s[rows, own + self._points]
+        obs[:, 24:48] = s[rows, opp + 23 - self._points]
+        obs[:, 48] = s[rows[:, 0], own[:, 0] + k.BAR]
+        obs[:, 49] = s[rows[:, 0], opp[:, 0] + k.BAR]
+        obs[:, 50] = s[rows[:, 0], own[:, 0] + k.OFF]
+        obs[:, 51] = s[rows[:, 0], opp[:, 0] + k.OFF]
+        for j in range(4):
+            has = s[:, k.M_NDICE] > j
+            die = s[:, k.M_DICE + j]
+            np.add.at(obs, (np.flatnonzero(has), 51 + die[has]), 1.0)
+        obs[:, 58] = ~self.batch.terminal
+        return obs, self.batch.legal_mask.copy(), mover
+
+    def step(self, actions: np.ndarray) -> None:
+        self.batch.step(actions)
+
+    def returns(self) -> np.ndarray:
+        return np.sign(self.batch.returns())
+
+
+GAME_ADAPTERS: dict[str, type] = {
+    "kalaha": KalahaGames,
+    "hus": HusGames,
+    "hilo": HiLoGames,
+    "backgammon": BackgammonGames,
+}
 
 
 def make_batched_game(game: str, options: dict[str, Any], num_games: int) -> BatchedGame:
