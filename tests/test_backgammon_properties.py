@@ -209,8 +209,8 @@ def test_batched_plays_equal_the_single_game_plays():
     with pytest.raises(TypeError, match="one integer play index per game"):
         batch.step_plays(np.zeros(31, dtype=np.int64))
     batch.reset()
-    before = batch.states.copy()
     offsets, _, _ = batch.legal_plays()
+    before = batch.states.copy()
     bad = np.zeros(32, dtype=np.int64)
     bad[5] = offsets[6] - offsets[5]  # one past the last play of game 5
     with pytest.raises(ValueError, match="game 5: play index"):

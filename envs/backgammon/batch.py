@@ -119,10 +119,17 @@ def _play_random(states, rolls, uniforms, masks, terminal, w):
 
 
 @numba.njit(cache=True, nogil=True)
-def _count_plays(states, counts, w):
+def _count_plays(states, counts, masks, terminal, w):
+    """Generate every game's plays (and mask, so that stale masks are up to date after)."""
     for g in range(states.shape[0]):
         s = states[g]
-        counts[g] = k.generate(s, w, False) if s[k.M_PHASE] == k.PH_MOVE else 0
+        counts[g] = 0
+        if not terminal[g]:
+            k.refresh(s, w)
+            if s[k.M_PHASE] == k.PH_MOVE:
+                counts[g] = s[k.M_NPLAYS]
+        for a in range(masks.shape[1]):
+            masks[g, a] = s[k.MASK + a]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -167,6 +174,9 @@ class BackgammonBatch:
     * ``legal_mask`` ``(N, num_actions)`` int8: the legal actions of the player to act (after
       whole-play steps it is computed on first access, so play-only loops never pay for it);
     * ``terminal`` ``(N,)`` bool.
+
+    After whole-play steps the mask columns of ``states`` (and its play count) are brought up
+    to date when ``legal_mask`` or :meth:`legal_plays` is next read.
 
     ``seed`` (or a ``np.random.Generator``) seeds the dice. ``threads`` (default: numba's
     thread count) splits the games into that many blocks, stepped in parallel on a thread pool.
@@ -329,7 +339,12 @@ class BackgammonBatch:
         decisions, finished games) have none."""
         if self._plays is None:
             counts = np.zeros(self.num_games, dtype=np.int64)
-            self._run(_count_plays, lambda lo, hi: (self.states[lo:hi], counts[lo:hi]))
+            self._run(
+                _count_plays,
+                lambda lo, hi: (self.states[lo:hi], counts[lo:hi], self._mask[lo:hi],
+                                self.terminal[lo:hi]),
+            )  # fmt: skip
+            self._mask_stale = False
             offsets = np.zeros(self.num_games + 1, dtype=np.int64)
             np.cumsum(counts, out=offsets[1:])
             total = int(offsets[-1])
