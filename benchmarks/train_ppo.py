@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opponents", nargs="+", default=["random"])
     parser.add_argument("--seeds", type=int, default=250, help="arena seeds per opponent")
     parser.add_argument("--skip-training", action="store_true", help="evaluate an existing run")
+    parser.add_argument(
+        "--train-seconds", type=float, help="with --skip-training: the run's measured wall time"
+    )
     parser.add_argument("--ship", action="store_true", help="copy the policy to agents/pretrained")
     args = parser.parse_args(argv)
 
@@ -42,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "spieltisch train " + " ".join(
         [shlex.quote(args.config), *(f"--set {shlex.quote(o)}" for o in args.overrides)]
     )
-    train_seconds = None
+    train_seconds = args.train_seconds
     if not args.skip_training:
         start = time.perf_counter()
         train(cfg)

@@ -29,7 +29,7 @@ class PPOConfig:
 
     # --- what is trained ---
     game: str = "kalaha"
-    """game name (kalaha, hus, hilo)"""
+    """game name (kalaha, hus, hilo, backgammon)"""
     game_options: dict[str, Any] = field(default_factory=dict)
     """rules options as for the env, e.g. {pits: 6, seeds: 6, rules: goki}"""
     algorithm: str = "ppo"
