@@ -88,14 +88,14 @@ def test_same_seed_same_game(game_name):
     from spieltisch.envs import make
 
     def run(seed):
-        env = make(game_name, random_start=True)
+        env = make(game_name, random_start=True, max_turns=200)
         agents = {a: RandomAgent(seed + i) for i, a in enumerate(env.possible_agents)}
         record = play_game(env, agents, seed=seed)
         return record.moves, record.rewards, env.unwrapped.state.to_text()
 
-    for seed in range(20):
-        assert run(seed) == run(seed)
-    assert len({str(run(seed)[0]) for seed in range(20)}) > 15  # and seeds do matter
+    runs = [run(seed) for seed in range(10)]
+    assert runs == [run(seed) for seed in range(10)]
+    assert len({str(moves) for moves, *_ in runs}) == 10  # and seeds do matter
 
 
 def check_batch_equals_single(batch, game, num_steps_cap):
