@@ -82,6 +82,7 @@ def test_each_config_trains_and_writes_a_loadable_checkpoint(config: Path, tmp_p
     resolved = json.loads((run / "config.resolved.json").read_text())
     assert resolved["total_steps"] == 600 and resolved["hidden"] == [16]
     assert (run / "final_eval.json").exists() and any((run / "tb").iterdir())
+    assert 1 <= len(list((run / "checkpoints").glob("step_*.json"))) <= 3  # keep_checkpoints
     ckpt = load_checkpoint(run / "final")
     meta = ckpt.meta
     for key in (

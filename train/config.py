@@ -93,6 +93,8 @@ class PPOConfig:
     """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
     checkpoint_interval: int = 20
     """iterations between checkpoints (a resumed run loses at most this many)"""
+    keep_checkpoints: int = 3
+    """training checkpoints kept in run_dir/checkpoints (older ones are deleted)"""
     eval_interval: int = 20
     """iterations between evaluations against random (0: never, except the final one)"""
     eval_games: int = 200
@@ -167,7 +169,13 @@ def _check_ranges(cfg: PPOConfig, source: str) -> None:
     for key in positive:
         if getattr(cfg, key) < 1:
             raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
-    for key in ("pool_interval", "checkpoint_interval", "pool_size", "torch_threads"):
+    for key in (
+        "pool_interval",
+        "checkpoint_interval",
+        "pool_size",
+        "torch_threads",
+        "keep_checkpoints",
+    ):
         if getattr(cfg, key) < 1:
             raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
     for key in ("pool_prob", "gamma", "gae_lambda"):

@@ -58,6 +58,7 @@ RESUMABLE_CHANGES = {
     "eval_games",
     "final_eval_games",
     "checkpoint_interval",
+    "keep_checkpoints",
 }
 
 
@@ -488,6 +489,9 @@ def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, A
             name = f"step_{state.global_step:010d}"
             save_trainer(ckpt_dir / name, cfg, state)
             _write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
+            for old in sorted(ckpt_dir.glob("step_*.json"))[: -cfg.keep_checkpoints]:
+                old.unlink()  # the JSON first: a pair without it is never loaded
+                old.with_suffix(".safetensors").unlink(missing_ok=True)
         if stopping and not done:
             break
 
