@@ -163,9 +163,14 @@ def play_table(
             bar.update(1)
         bar.close()
     else:
-        chunk = max(1, min(64, math.ceil(len(tasks) / (workers * 8))))
-        chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
         bar = _bar(len(tasks), progress, specs)
+        # The first game in this process: compiles (or loads) the agents' numba code once,
+        # before the workers are forked, so they inherit it.
+        results.extend(_run_tasks(game, specs, options, tasks[:1], opening_plies))
+        bar.update(1)
+        rest = tasks[1:]
+        chunk = max(1, min(64, math.ceil(len(rest) / (workers * 8))))
+        chunks = [rest[i : i + chunk] for i in range(0, len(rest), chunk)]
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = {
                 pool.submit(_run_tasks, game, list(specs), options, c, opening_plies): len(c)

@@ -122,14 +122,25 @@ def _play_index_of_board(state: Any, target: list[list[int]]) -> int:
     raise RuntimeError("gnubg's pubeval play is not one of our legal plays")  # pragma: no cover
 
 
+def _mid_turn(state: Any) -> bool:
+    """True when part of the roll has been played already (by someone else's choice, e.g. the
+    arena's random opening plies): gnubg's move generators need the whole roll."""
+    rolled = state.rolled()
+    whole = (rolled[0],) * 4 if rolled[0] == rolled[1] else tuple(sorted(rolled, reverse=True))
+    return tuple(state.dice()) != whole
+
+
 class PubevalAgent(BackgammonPlayAgent):
-    """Tesauro's pubeval through GNU Backgammon's implementation (see the module docstring)."""
+    """Tesauro's pubeval through GNU Backgammon's implementation (see the module docstring).
+    Mid-turn (part of the roll played for it) it falls back to the pip-count greedy choice."""
 
     name = "pubeval"
 
     def choose_play(self, state: Any) -> int:
         if state.num_plays() <= 1:
             return 0
+        if _mid_turn(state):
+            return GreedyBackgammonAgent.choose_play(self, state)  # type: ignore[arg-type]
         d1, d2 = ga._whole_roll(state)
         board = ga.to_gnubg_board(state)
         moves = list(ga.gnubg().pub_best_move(board, d1, d2))
@@ -150,6 +161,8 @@ class GnubgAgent(BackgammonPlayAgent):
     def choose_play(self, state: Any) -> int:
         if state.num_plays() <= 1:
             return 0
+        if _mid_turn(state):  # see PubevalAgent
+            return GreedyBackgammonAgent.choose_play(self, state)  # type: ignore[arg-type]
         return ga.best_play_index(state, self.plies)
 
 

@@ -339,6 +339,20 @@ class MancalaSearchAgent(Agent):
         self.last_nodes = int(counters[0])
         return int(actions[int(np.argmax(values))])
 
+    def root_values(self, state: Any, depth: int | None = None) -> dict[int, int]:
+        """The searched value of every legal move of ``state`` (for the mover), at ``depth``
+        (default: the agent's). Values of moves worse than the best are upper bounds."""
+        board, player = self._board_and_player(state)
+        actions = np.array(state.legal_actions(), dtype=np.int64)
+        counters = np.zeros(3, np.int64)
+        counters[1] = 1 << 62
+        tt = self.tt if self.tt is not None else np.zeros((16, 5), np.int64)
+        values = _root_values(
+            self.kind, board, player, actions, depth or self.depth, self.param, self.zobrist, tt,
+            counters,
+        )  # fmt: skip
+        return {int(a): int(v) for a, v in zip(actions, values, strict=True)}
+
     def _deepen(
         self, board: np.ndarray, player: int, actions: np.ndarray, tt: np.ndarray, counters
     ) -> np.ndarray:

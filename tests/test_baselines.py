@@ -1,0 +1,203 @@
+"""Scripted baselines: legal moves only, alpha-beta against exhaustive search, strength ladders,
+paired chance in the arena."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from spieltisch.agents.arena import play_table, summarize_pair
+from spieltisch.agents.baselines_mancala import HUS, KALAHA, WIN, MancalaSearchAgent
+from spieltisch.agents.match import play_game
+from spieltisch.agents.registry import make_agent
+from spieltisch.envs import make
+from spieltisch.envs.kalaha.engine import KalahaGame
+
+
+def _exhaustive(state) -> int:
+    """Value for the mover (win/loss +-WIN plus the final store margin), plain recursion."""
+
+    @functools.cache
+    def value(text: str) -> int:
+        s = state.game.state_from_text(text)
+        me = s.current_player
+        best = None
+        for a in s.legal_actions():
+            c = s.child(a)
+            if c.is_terminal():
+                margin = c.score_difference() * (1 if me == 0 else -1)
+                v = (WIN if margin > 0 else -WIN if margin < 0 else 0) + margin
+            elif c.current_player == me:
+                v = value(c.to_text())
+            else:
+                v = -value(c.to_text())
+            best = v if best is None else max(best, v)
+        return best
+
+    return value(state.to_text())
+
+
+@pytest.mark.parametrize(("pits", "seeds", "rules"), [(3, 2, "goki"), (3, 2, "standard")])
+def test_alphabeta_agrees_with_exhaustive_search(pits: int, seeds: int, rules: str) -> None:
+    game = KalahaGame(pits=pits, seeds=seeds, rules=rules)
+    agent = MancalaSearchAgent(KALAHA, 1 if rules == "goki" else 0, seed=0, depth=60)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(30):
+        state = game.new_initial_state(int(rng.integers(2)))
+        for _ in range(int(rng.integers(0, 6))):
+            if state.is_terminal():
+                break
+            state.apply(int(rng.choice(state.legal_actions())))
+        if state.is_terminal() or len(state.legal_actions()) < 2:
+            continue
+        values = agent.root_values(state)
+        best = max(values.values())
+        assert best == _exhaustive(state), state.to_text()
+        # The moves the search calls best are exactly the optimal ones.
+        optimal = set()
+        for a in values:
+            c = state.child(a)
+            if c.is_terminal():
+                m = c.score_difference() * (1 if state.current_player == 0 else -1)
+                v = (WIN if m > 0 else -WIN if m < 0 else 0) + m
+            elif c.current_player == state.current_player:
+                v = _exhaustive(c)
+            else:
+                v = -_exhaustive(c)
+            if v == best:
+                optimal.add(a)
+        assert {a for a, v in values.items() if v == best} == optimal
+        checked += 1
+    assert checked >= 10
+
+
+def test_alphabeta_finds_forced_kalaha_wins() -> None:
+    # In every won position met in random Kalaha(3, 2) games, the agent's move keeps the win.
+    game = KalahaGame(pits=3, seeds=2, rules="standard")
+    agent = MancalaSearchAgent(KALAHA, 0, seed=0, depth=40)
+    rng = np.random.default_rng(3)
+    wins = 0
+    for _ in range(40):
+        state = game.new_initial_state(int(rng.integers(2)))
+        while not state.is_terminal():
+            if len(state.legal_actions()) > 1 and _exhaustive(state) > WIN // 2:
+                me = state.current_player
+                child = state.child(agent.act({"action_mask": state.legal_mask()}, state))
+                if child.is_terminal():
+                    assert (child.score_difference() > 0) == (me == 0)
+                else:
+                    v = _exhaustive(child)
+                    assert (v if child.current_player == me else -v) > WIN // 2
+                wins += 1
+            state.apply(int(rng.choice(state.legal_actions())))
+    assert wins >= 20
+
+
+def test_hus_alphabeta_takes_an_immediate_win() -> None:
+    # From random positions: whenever some move leaves the opponent without a move, depth-2
+    # alpha-beta plays a winning move.
+    from spieltisch.envs.hus.engine import HusGame
+
+    game = HusGame()
+    agent = MancalaSearchAgent(HUS, game.max_sown, seed=0, depth=2)
+    rng = np.random.default_rng(1)
+    found = 0
+    for _ in range(40):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            winning = [a for a in state.legal_actions() if state.child(a).is_terminal()]
+            if winning:
+                a = agent.act({"action_mask": state.legal_mask()}, state)
+                assert a in winning
+                found += 1
+                break
+            state.apply(int(rng.choice(state.legal_actions())))
+    assert found >= 5
+
+
+@pytest.mark.parametrize(
+    ("game", "agents", "options", "seeds"),
+    [
+        ("kalaha", ["alphabeta:depth=3", "greedy"], {}, 10),
+        ("hus", ["alphabeta:depth=2", "greedy"], {}, 5),
+        ("hilo", ["heuristic:samples=1", "greedy:samples=1"], {}, 3),
+        ("hilo", ["heuristic:samples=1", "random", "greedy:samples=1"], {"num_players": 3}, 1),
+        ("backgammon", ["greedy", "pubeval"], {}, 5),
+        ("backgammon", ["gnubg", "random"], {}, 3),
+    ],
+)
+def test_baselines_play_only_legal_moves(game, agents, options, seeds) -> None:
+    # The arena checks every move against the mask and raises AgentFailure otherwise.
+    results = play_table(game, agents, seeds=seeds, options=options, opening_plies=1)
+    assert len(results) == seeds * (2 if len(agents) == 2 else 6)
+    assert not any(r.truncated for r in results)
+
+
+def test_alphabeta_deeper_beats_shallower_kalaha() -> None:
+    results = play_table(
+        "kalaha", ["alphabeta:depth=5", "alphabeta:depth=1"], seeds=40, opening_plies=2
+    )
+    s = summarize_pair(results, ("depth 5", "depth 1"))
+    assert s.score_low > 0.5, s
+
+
+def test_alphabeta_time_limit_and_speed() -> None:
+    import time
+
+    state = KalahaGame().new_initial_state()
+    obs = {"action_mask": state.legal_mask()}
+    agent = make_agent("alphabeta:depth=6", "kalaha", seed=0)
+    agent.act(obs, state)  # compile
+    agent.reset(0)
+    t = time.perf_counter()
+    agent.act(obs, state)
+    assert time.perf_counter() - t < 0.5
+    timed = make_agent("alphabeta:time=0.2", "kalaha", seed=0)
+    t = time.perf_counter()
+    timed.act(obs, state)
+    assert time.perf_counter() - t < 1.0
+    assert timed.last_depth >= 4
+
+
+def test_pubeval_beats_random_by_a_wide_margin() -> None:
+    results = play_table("backgammon", ["pubeval", "random"], seeds=30)
+    s = summarize_pair(results, ("pubeval", "random"))
+    assert s.score_low > 0.8, s
+    assert s.reward_low > 1.0, s
+
+
+def test_paired_chance_replays_the_dice() -> None:
+    """Backgammon: with the seats swapped, the same seed gives the same roll turn by turn."""
+    env = make("backgammon")
+    raw = env.unwrapped
+    rolls: list[dict[int, tuple]] = []
+    for order in (("greedy", "random"), ("random", "greedy")):
+        seen: dict[int, tuple] = {}
+        agents = {
+            name: make_agent(spec, "backgammon", seed=i)
+            for i, (name, spec) in enumerate(zip(env.possible_agents, order, strict=True))
+        }
+
+        def note(agent_name: str, action: int, seen=seen) -> None:
+            st = raw.state
+            if st.rolled() is not None and not st.is_terminal():
+                seen.setdefault(st.num_turns(), (st.turn, tuple(st.rolled())))
+
+        env.reset(seed=11)
+        seen[-1] = (raw.state.turn, raw.state.rolled())
+        play_game(env, agents, seed=11, on_move=note)
+        rolls.append(seen)
+    common = set(rolls[0]) & set(rolls[1])
+    assert len(common) > 10
+    assert all(rolls[0][t] == rolls[1][t] for t in common)
+
+
+def test_paired_chance_replays_the_deal() -> None:
+    env = make("hilo")
+    env.reset(seed=5)
+    first = env.unwrapped.state.to_text()
+    play_game(env, {a: make_agent("random", "hilo", seed=1) for a in env.possible_agents}, seed=5)
+    env.reset(seed=5)
+    assert env.unwrapped.state.to_text() == first
