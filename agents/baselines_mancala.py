@@ -401,15 +401,19 @@ def _search_factory(kind: int, param_of, greedy: bool):
             raise ValueError(
                 f"alphabeta parameters are depth, time, tt_bits; got {sorted(unknown)}"
             )
+        try:
+            depth = int(params.get("depth", 4))
+            time_limit = float(params["time"]) if "time" in params else None
+            tt_bits = int(params.get("tt_bits", 20))
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"alphabeta: depth and tt_bits must be integers, time a number of seconds "
+                f"(got {params})"
+            ) from err
         return MancalaSearchAgent(
-            kind,
-            param_of(options),
-            seed,
-            depth=int(params.get("depth", 4)),
-            time_limit=float(params["time"]) if "time" in params else None,
-            tt_bits=int(params.get("tt_bits", 20)),
+            kind, param_of(options), seed, depth=depth, time_limit=time_limit, tt_bits=tt_bits,
             name="alphabeta",
-        )
+        )  # fmt: skip
 
     return factory
 

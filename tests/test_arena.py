@@ -98,3 +98,20 @@ def test_hilo_heuristic_beats_random() -> None:
     results = play_table("hilo", ["heuristic:samples=2", "random"], seeds=8)
     s = summarize_pair(results, ("heuristic", "random"))
     assert s.score_low > 0.5, s
+
+
+def test_eval_command_writes_json_markdown_plot(tmp_path, capsys) -> None:
+    from spieltisch.train.cli import main
+
+    args = ["eval", "kalaha", "--agents", "greedy", "random", "random", "--seeds", "3"]
+    args += ["-o", "pits=4", "--workers", "1", "--no-progress"]
+    args += ["--json", str(tmp_path / "r.json"), "--markdown", str(tmp_path / "r.md")]
+    args += ["--plot", str(tmp_path / "r.png")]
+    assert main(args) == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["mode"] == "round-robin" and len(data["pairs"]) == 3
+    assert set(data["ratings"]) == {"greedy", "random (#1)", "random (#2)"}
+    assert "Elo" in (tmp_path / "r.md").read_text()
+    assert (tmp_path / "r.png").stat().st_size > 1000
+    assert main(["eval", "kalaha", "--agents", "nosuch", "random", "--no-progress"]) == 2
+    assert "unknown agent 'nosuch'" in capsys.readouterr().err
