@@ -115,3 +115,9 @@ def test_eval_command_writes_json_markdown_plot(tmp_path, capsys) -> None:
     assert (tmp_path / "r.png").stat().st_size > 1000
     assert main(["eval", "kalaha", "--agents", "nosuch", "random", "--no-progress"]) == 2
     assert "unknown agent 'nosuch'" in capsys.readouterr().err
+
+
+def test_parallel_workers_give_the_same_results() -> None:
+    one = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=1)
+    two = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=2)
+    assert one == two
