@@ -1,6 +1,6 @@
 """Draw the README's pictures: every game's ``rgb_array`` rendering after a few random moves.
 
-    python docs/make_images.py     # writes docs/images/<game>.png
+Usage: ``python docs/make_images.py`` (writes docs/images/<game>.png).
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ import pickle
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
-
 from spieltisch.envs import GAMES, env_module
 
 # Non-default options per game (the defaults are always tested too).
@@ -78,7 +77,7 @@ def test_masks_observations_and_final_rewards_over_random_games(game, options):
         env.reset(seed=episode)
         final_rewards = {}
         for agent in env.agent_iter():
-            observation, reward, terminated, truncated, info = env.last()
+            observation, reward, terminated, truncated, _info = env.last()
             assert env.observation_space(agent).contains(observation)
             if terminated or truncated:
                 final_rewards[agent] = reward
@@ -125,7 +124,7 @@ def test_stepping_a_finished_game_raises(game):
     env = make(game, {})
     env.reset(seed=0)
     rng = np.random.default_rng(0)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         observation, _, terminated, truncated, _ = env.last()
         if terminated or truncated:
             with pytest.raises(ValueError, match="over"):
