@@ -44,8 +44,9 @@ def test_python_examples_run(block):
 
 
 def test_command_line_examples_run():
-    block = next(b for b in code_blocks("") if b.lstrip().startswith("spieltisch"))
-    for line in block.strip().splitlines():
+    blocks = [b for b in code_blocks("") if b.lstrip().startswith("spieltisch")]
+    assert blocks
+    for line in "".join(blocks).strip().splitlines():
         command = line.split("#")[0].split()
         command = [sys.executable, "-m", "spieltisch.train.cli", *command[1:]]
         result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
