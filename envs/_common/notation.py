@@ -40,11 +40,22 @@ def check_action(action: object, num_actions: int) -> int:
     return action
 
 
+class _ActionsOfBits:
+    """Legal-action tuples computed from bit masks, for action counts too large for a table."""
+
+    def __init__(self, num_actions: int) -> None:
+        self.num_actions = num_actions
+
+    def __getitem__(self, bits: int) -> tuple[int, ...]:
+        return tuple(i for i in range(self.num_actions) if bits >> i & 1)
+
+
 @functools.cache  # an immutable table, built once per size (65536 tuples for Hus)
-def action_tuples(num_actions: int) -> tuple[tuple[int, ...], ...] | None:
-    """For every bit mask over ``num_actions`` actions, the tuple of set bits (None if too many)."""
+def action_tuples(num_actions: int) -> tuple[tuple[int, ...], ...] | _ActionsOfBits:
+    """``action_tuples(n)[mask]`` is the tuple of the set bits of ``mask`` (a precomputed table
+    for up to 16 actions, computed on demand above that)."""
     if num_actions > _MAX_TABLE_BITS:
-        return None
+        return _ActionsOfBits(num_actions)
     return tuple(
         tuple(i for i in range(num_actions) if mask >> i & 1) for mask in range(1 << num_actions)
     )

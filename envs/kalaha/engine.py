@@ -125,7 +125,7 @@ class KalahaGame:
     seeds: int = 6
     rules: str = "goki"
     empty_capture: bool = field(init=False, repr=False, compare=False)
-    _action_tuples: tuple | None = field(init=False, repr=False, compare=False)
+    _action_tuples: tuple = field(init=False, repr=False, compare=False)
     _sow: object = field(init=False, repr=False, compare=False)
     _initial_states: tuple = field(init=False, repr=False, compare=False)
 
@@ -222,11 +222,7 @@ class KalahaState(EngineState):
 
     def legal_actions(self) -> tuple[int, ...]:
         """Pits (0-based from the mover's left) that hold stones; empty when the game is over."""
-        table = self.game._action_tuples
-        if table is not None:
-            return table[self._bits >> 2]  # 2 == _MASK_SHIFT
-        bits = self._bits >> _MASK_SHIFT
-        return tuple(i for i in range(self.game.pits) if bits >> i & 1)
+        return self.game._action_tuples[self._bits >> 2]  # 2 == _MASK_SHIFT, inlined
 
     def legal_mask(self) -> np.ndarray:
         return mask_from_bits(self._bits >> _MASK_SHIFT, self.game.pits)
@@ -262,8 +258,9 @@ class KalahaState(EngineState):
     def apply(self, action: int) -> None:
         """Play pit ``action`` for the player to move. Illegal input raises and changes nothing."""
         bits = self._bits
-        # Fast path: a plain int naming a legal pit (bits >> 2 is the legal-pit mask).
-        if type(action) is not int or action < 0 or not (bits >> (_MASK_SHIFT + action)) & 1:
+        # Fast path: a plain int naming a legal pit (bits >> 2 is the legal-pit mask; the
+        # constant _MASK_SHIFT is inlined because this runs on every move).
+        if type(action) is not int or action < 0 or not (bits >> (2 + action)) & 1:
             action = self._validated(action)
         game = self.game
         packed = game._sow(self.board, self.current_player, action, game.empty_capture)
