@@ -30,8 +30,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
-import platform
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
@@ -42,6 +40,7 @@ from spieltisch.agents import stats
 from spieltisch.agents.base import Agent
 from spieltisch.agents.match import play_game
 from spieltisch.agents.registry import make_agent
+from spieltisch.envs._common.machine import machine_info
 
 
 class AgentFailure(RuntimeError):
@@ -291,18 +290,6 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, tuple):
         return list(obj)
     raise TypeError(f"not JSON serializable: {obj!r}")
-
-
-def machine_info() -> dict[str, Any]:
-    import numba
-
-    return {
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "numpy": np.__version__,
-        "numba": numba.__version__,
-    }
 
 
 def pairings(agents: Sequence[str], mode: str) -> list[tuple[int, int]]:

@@ -3,54 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import platform
-import subprocess
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
+
+from spieltisch.envs._common.machine import machine_info
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def machine() -> dict:
-    """What the numbers were measured on."""
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(
-                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu
-            )
-    except OSError:
-        pass
-    try:
-        load = os.getloadavg()
-    except OSError:
-        load = None
-    versions = {}
-    for package in ("numpy", "numba", "pettingzoo", "open-spiel", "gnubg-nn", "torch"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    try:
-        revision = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-        ).stdout.strip()
-    except OSError:
-        revision = ""
-    return {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "load_average_at_start": load,
-        "versions": versions,
-        "git_revision": revision,
-    }
+    """What the numbers were measured on (see ``spieltisch.envs._common.machine``)."""
+    return machine_info()
 
 
 def interleaved(runs: dict[str, Callable[[], int]], rounds: int) -> dict[str, dict[str, float]]:

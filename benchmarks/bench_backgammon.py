@@ -24,16 +24,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numba
 import numpy as np
+from spieltisch.envs._common.machine import machine_info as machine
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import gnubg_adapter as ga
 from spieltisch.envs.backgammon import kernels as k
@@ -41,24 +39,6 @@ from spieltisch.envs.backgammon.batch import BackgammonBatch
 from spieltisch.envs.backgammon.notation import sides_to_position_id
 
 TABLE = 1 << 16
-
-
-def machine() -> dict:
-    versions = {}
-    for package in ("numpy", "numba", "open-spiel", "gnubg-nn", "spieltisch"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-        "cpu_count": os.cpu_count(),
-        "numba_threads": numba.get_num_threads(),
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "versions": versions,
-    }
 
 
 def timed(run_one, seconds: float) -> dict:

@@ -13,31 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from spieltisch.envs._common.machine import machine_info as machine
 from spieltisch.envs.hilo import HiLoGame
 from spieltisch.envs.hilo.batch import HiLoBatch
-
-
-def machine() -> dict:
-    versions = {}
-    for package in ("numpy", "numba", "pettingzoo", "gymnasium", "spieltisch"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-        "cpu_count": os.cpu_count(),
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "versions": versions,
-    }
 
 
 def single_games(num_players: int, seconds: float, seed: int = 0) -> dict:

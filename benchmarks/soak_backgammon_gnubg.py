@@ -13,32 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
+from spieltisch.envs._common.machine import machine_info as machine
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import gnubg_adapter as ga
 from spieltisch.envs.backgammon import kernels as k
-
-
-def machine() -> dict:
-    versions = {}
-    for package in ("numpy", "numba", "gnubg-nn", "spieltisch"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpu_count": os.cpu_count(),
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "versions": versions,
-    }
 
 
 def main(argv: list[str] | None = None) -> int:
