@@ -8,7 +8,7 @@ import sys
 
 from spieltisch.agents.arena import AgentFailure, evaluate, plot
 from spieltisch.envs import GAMES
-from spieltisch.train.cmd_play import parse_options
+from spieltisch.train.cmd_play import add_option_argument, parse_options
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -56,14 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=max(1, (os.cpu_count() or 1)),
         help="worker processes (default: the number of CPUs)",
     )
-    p.add_argument(
-        "--option",
-        "-o",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a game option (repeatable)",
-    )
+    add_option_argument(p)
     p.add_argument("--json", metavar="PATH", help="write the report as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the report as a Markdown table")
     p.add_argument("--plot", metavar="PATH", help="write a plot (PNG)")

@@ -24,6 +24,18 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
+def add_option_argument(p: argparse.ArgumentParser) -> None:
+    """``--option/-o KEY=VALUE`` (repeatable), read by :func:`parse_options`."""
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option, e.g. -o pits=4 -o rules=standard (repeatable)",
+    )
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "play",
@@ -44,14 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the game and the agents")
     p.add_argument("--games", type=int, default=1, help="number of games (default 1)")
-    p.add_argument(
-        "--option",
-        "-o",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a game option, e.g. -o pits=4 -o rules=standard (repeatable)",
-    )
+    add_option_argument(p)
     p.add_argument("--quiet", action="store_true", help="print only the results, not the boards")
     return p
 
