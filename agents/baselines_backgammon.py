@@ -5,15 +5,15 @@ All three choose a whole *play* for the roll (among the distinct legal plays,
 env asks for them (a turn is several env steps). Cube decisions, if the cube is on: never
 double, always take.
 
-* ``pubeval`` -- Tesauro's published linear evaluation ("pubeval", 1993), as GNU Backgammon
-  ships it (``gnubg_nn.pub_best_move``: the race and contact weight vectors of Tesauro's
-  ``pubeval.c``). The weights are compiled into gnubg-nn; this module does not carry a copy.
+* ``pubeval`` -- Tesauro's published linear evaluation ("pubeval", 1993), with its weights as
+  data (:mod:`spieltisch.agents.pubeval`, ``agents/data/pubeval.json``): the play whose
+  resulting position scores highest for the mover (first of equal scores).
 * ``gnubg`` -- GNU Backgammon's neural net through :mod:`spieltisch.envs.backgammon.gnubg_adapter`,
   0-ply by default; ``gnubg:plies=1`` (or 2) searches deeper (much slower).
 * ``greedy`` -- the play that maximises the pip-count lead (opponent's pips minus own pips after
   the play, so hits count), then fewest own blots; remaining ties at random.
 
-``pubeval`` and ``gnubg`` need the optional ``gnubg-nn`` package.
+``gnubg`` needs the optional ``gnubg-nn`` package.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from spieltisch.agents import pubeval
 from spieltisch.agents.base import Agent, legal_actions_of
 from spieltisch.envs.backgammon import gnubg_adapter as ga
 from spieltisch.envs.backgammon import kernels as k
@@ -131,20 +132,18 @@ def _mid_turn(state: Any) -> bool:
 
 
 class PubevalAgent(BackgammonPlayAgent):
-    """Tesauro's pubeval through GNU Backgammon's implementation (see the module docstring).
-    Mid-turn (part of the roll played for it) it falls back to the pip-count greedy choice."""
+    """Tesauro's pubeval: the legal play whose resulting position scores highest."""
 
     name = "pubeval"
 
     def choose_play(self, state: Any) -> int:
         if state.num_plays() <= 1:
             return 0
-        if _mid_turn(state):
-            return GreedyBackgammonAgent.choose_play(self, state)  # type: ignore[arg-type]
-        d1, d2 = ga._whole_roll(state)
-        board = ga.to_gnubg_board(state)
-        moves = list(ga.gnubg().pub_best_move(board, d1, d2))
-        return _play_index_of_board(state, _apply_gnubg_moves(board, moves))
+        boards = state.play_boards()
+        mover = k.SIDE * state.turn
+        opponent = k.SIDE * (1 - state.turn)
+        scores = pubeval.score(boards[:, mover : mover + 25], boards[:, opponent : opponent + 25])
+        return int(np.argmax(scores))
 
 
 class GnubgAgent(BackgammonPlayAgent):
