@@ -41,6 +41,7 @@ from spieltisch.envs._common.errors import (
 )
 from spieltisch.envs._common.jit import direct_entry
 from spieltisch.envs._common.notation import check_action
+from spieltisch.envs._common.state import EngineState
 from spieltisch.envs.backgammon import kernels as k
 from spieltisch.envs.backgammon import notation
 
@@ -235,7 +236,7 @@ class BackgammonGame:
         return self.state_from_text(f"{position_id} {seat} {word}")
 
 
-class BackgammonState:
+class BackgammonState(EngineState):
     """One backgammon position with everything the rules need: the board, whose turn it is,
     the dice left to play, the cube, the result, and the legal-action mask.
 
@@ -494,23 +495,12 @@ class BackgammonState:
             raise IllegalActionError(f"play index {index} is out of range 0..{n - 1}")
         return int(index)
 
-    def child(self, action: int) -> BackgammonState:
-        """A new state after ``action``; this one is left unchanged."""
-        c = self.clone()
-        c.apply(action)
-        return c
-
     def clone(self) -> BackgammonState:
         c = BackgammonState.__new__(BackgammonState)
         c.game = self.game
         c.s = self.s.copy()
         c._st = self._st
         return c
-
-    __copy__ = clone
-
-    def __deepcopy__(self, memo: dict) -> BackgammonState:
-        return self.clone()
 
     def __getstate__(self) -> dict:
         return {"game": self.game, "s": self.s}

@@ -33,6 +33,7 @@ import numpy as np
 from spieltisch.envs._common.errors import GameOverError, IllegalActionError, PositionFormatError
 from spieltisch.envs._common.jit import direct_entry
 from spieltisch.envs._common.notation import check_action
+from spieltisch.envs._common.state import EngineState
 from spieltisch.envs.hilo import rules as R
 from spieltisch.envs.hilo.cards import (
     COL_FACE,
@@ -184,7 +185,7 @@ def slot_name(slot: int) -> str:
     return f"slot {slot} ({'top' if row == 0 else 'bottom'} row, column {col + 1})"
 
 
-class HiLoState:
+class HiLoState(EngineState):
     """One HiLo game in progress: the state vector, the game's own generator, and the status.
 
     Plain data (two numpy arrays and ints), so ``copy``/``pickle`` work and :meth:`clone` is
@@ -371,11 +372,6 @@ class HiLoState:
             f"{list(self.legal_actions())}"
         )
 
-    def child(self, action: int) -> HiLoState:
-        c = self.clone()
-        c.apply(action)
-        return c
-
     def clone(self) -> HiLoState:
         c = HiLoState.__new__(HiLoState)
         c.game = self.game
@@ -384,18 +380,6 @@ class HiLoState:
         c._packed = self._packed
         c.current_player = self.current_player
         return c
-
-    __copy__ = clone
-
-    def __deepcopy__(self, memo: dict) -> HiLoState:
-        return self.clone()
-
-    def __getstate__(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __setstate__(self, state: dict) -> None:
-        for k, v in state.items():
-            setattr(self, k, v)
 
     def _canonical(self) -> tuple:
         """Everything that defines the game, with cards as faces (equal faces are equal cards)."""
