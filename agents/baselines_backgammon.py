@@ -139,11 +139,10 @@ class PubevalAgent(BackgammonPlayAgent):
     def choose_play(self, state: Any) -> int:
         if state.num_plays() <= 1:
             return 0
-        boards = state.play_boards()
-        mover = k.SIDE * state.turn
-        opponent = k.SIDE * (1 - state.turn)
-        scores = pubeval.score(boards[:, mover : mover + 25], boards[:, opponent : opponent + 25])
-        return int(np.argmax(scores))
+        before, after = state.board, state.play_boards()
+        own = slice(k.SIDE * state.turn, k.SIDE * state.turn + 25)
+        other = slice(k.SIDE * (1 - state.turn), k.SIDE * (1 - state.turn) + 25)
+        return pubeval.best_play(before[own], before[other], after[:, own], after[:, other])
 
 
 class GnubgAgent(BackgammonPlayAgent):

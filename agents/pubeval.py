@@ -14,7 +14,8 @@ the optional gnubg-nn package.
 Inputs for published point ``j`` (1..24), ``b = 5 * (j - 1)``, with ``n`` the mover's checkers
 there and ``o`` the opponent's on the same point: ``x[b] = [o == 1]``, ``x[b+1] = [n == 1]``,
 ``x[b+2] = [n >= 2]``, ``x[b+3] = [n == 3]``, ``x[b+4] = (n - 3) / 2`` if ``n >= 4``;
-``x[120] = opponent's bar / 2``, ``x[121] = mover's borne-off / 15``. Boards are 25 counts per
+``x[120] = opponent's bar / 2``, ``x[121] = mover's borne-off / 15``. A position in which the
+mover has borne off every checker scores :data:`WON`. Boards are 25 counts per
 side from that side's own view (index 0..23 = points 1..24, 24 = bar), as in GNU Backgammon;
 published point ``j`` is the mover's index ``24 - j`` (GNU Backgammon's orientation).
 """
@@ -28,6 +29,9 @@ from importlib import resources
 import numpy as np
 
 NUM_INPUTS = 122
+#: The score of a position in which the mover has borne off all 15 checkers (the game is won),
+#: as GNU Backgammon's pubeval returns it.
+WON = 1e8
 _POINTS = np.arange(1, 25)
 
 
@@ -74,8 +78,32 @@ def is_race(mover: np.ndarray, opponent: np.ndarray) -> np.ndarray:
     return top_mover + top_opponent < 25
 
 
-def score(mover: np.ndarray, opponent: np.ndarray) -> np.ndarray:
-    """pubeval's score of positions for the player who has just moved (higher is better)."""
+def score(
+    mover: np.ndarray, opponent: np.ndarray, race: bool | np.ndarray | None = None
+) -> np.ndarray:
+    """pubeval's score of positions for the player who has just moved (higher is better).
+
+    ``race`` chooses the weights; by default each position's own :func:`is_race`. A pubeval
+    *player* passes the class of the position before its move for all candidate plays, as GNU
+    Backgammon's ``pub_best_move`` does (see :func:`best_play`).
+    """
     w = weights()
     x = inputs(mover, opponent)
-    return np.where(is_race(mover, opponent), x @ w["race"], x @ w["contact"])
+    if race is None:
+        race = is_race(mover, opponent)
+    linear = np.where(race, x @ w["race"], x @ w["contact"])
+    return np.where(np.asarray(mover).sum(axis=-1) == 0, WON, linear)
+
+
+def best_play(
+    before_mover: np.ndarray,
+    before_opponent: np.ndarray,
+    after_mover: np.ndarray,
+    after_opponent: np.ndarray,
+) -> int:
+    """Index of the play (rows of ``after_*``) that a pubeval player chooses: the highest score,
+    all plays weighed with the race or contact weights of the position before the move (so
+    that a play breaking contact is not judged by the other weight vector); the first of equal
+    scores."""
+    race = bool(is_race(before_mover, before_opponent))
+    return int(np.argmax(score(after_mover, after_opponent, race=race)))

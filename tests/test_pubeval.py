@@ -34,6 +34,32 @@ def test_scores_and_race_test_equal_gnubg_on_random_positions():
                 assert bool(pubeval.is_race(mover, opponent)) == race
 
 
+def test_a_won_position_scores_like_gnubg():
+    mover, opponent = np.zeros(25, dtype=int), np.zeros(25, dtype=int)
+    opponent[3] = 2
+    g = [mover.tolist(), opponent.tolist()]
+    assert float(pubeval.score(mover, opponent)) == gnubg_nn.pub_eval_score(g) == pubeval.WON
+
+
+def test_resulting_positions_of_every_play_score_like_gnubg():
+    """The positions the agent compares are those after a play, games just won included."""
+    game = BackgammonGame()
+    rng = np.random.default_rng(8)
+    boards, turns = ga.random_positions(400, 17)
+    for board, turn in zip(boards, turns, strict=True):
+        roll = (int(rng.integers(1, 7)), int(rng.integers(1, 7)))
+        position_id = gnubg_nn.position_id(ga.board_to_gnubg(board, turn))
+        state = game.state_from_position_id(position_id, roll)
+        after = state.play_boards()
+        mover = after[:, 26 * turn : 26 * turn + 25]
+        opponent = after[:, 26 * (1 - turn) : 26 * (1 - turn) + 25]
+        expected = [
+            gnubg_nn.pub_eval_score([m.tolist(), o.tolist()])
+            for m, o in zip(mover, opponent, strict=True)
+        ]
+        assert np.allclose(pubeval.score(mover, opponent), expected, atol=1e-4)
+
+
 def test_the_agent_chooses_the_same_plays_as_gnubg():
     game = BackgammonGame()
     agent = make_agent("pubeval", "backgammon", seed=0)
@@ -52,3 +78,26 @@ def test_the_agent_chooses_the_same_plays_as_gnubg():
         assert agent.choose_play(state) == expected
         compared += 1
     assert compared > 200
+
+
+def test_the_agent_plays_like_gnubg_through_whole_games():
+    """Every decision of 30 random games, including the plays that break contact (a pubeval
+    player weighs them with the weights of the position before its move, like gnubg)."""
+    game = BackgammonGame()
+    agent = make_agent("pubeval", "backgammon", seed=0)
+    rng = np.random.default_rng(1)
+    decisions = 0
+    for _ in range(30):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.roll_dice(rng)
+                continue
+            if state.num_plays() > 1:
+                board = ga.to_gnubg_board(state)
+                moves = list(gnubg_nn.pub_best_move(board, *ga._whole_roll(state)))
+                expected = _play_index_of_board(state, _apply_gnubg_moves(board, moves))
+                assert agent.choose_play(state) == expected, state.to_text()
+                decisions += 1
+            state.apply_play(int(rng.integers(state.num_plays())))
+    assert decisions > 1000
