@@ -31,13 +31,13 @@ from _common import interleaved, machine, write_results
 from spieltisch.envs import hus_v0, kalaha_v0
 from spieltisch.envs.hus import HusGame
 from spieltisch.envs.hus.batch import HusBatch
-from spieltisch.envs.hus.env import _OBSERVATION_INDEX
+from spieltisch.envs.hus.engine import observation_index
 from spieltisch.envs.kalaha import KalahaGame
 from spieltisch.envs.kalaha.batch import KalahaBatch
 
 HUS_MAX_TURNS = 1000
 # Board indices of the mover's 16 pits in action order, per seat (from the env's observation).
-OWN_PITS_INDEX = np.stack([index[:16] for index in _OBSERVATION_INDEX])
+OWN_PITS_INDEX = np.stack([observation_index(seat)[:16] for seat in (0, 1)])
 
 
 def kalaha_single(game: KalahaGame, games: int, rng: random.Random) -> int:

@@ -23,8 +23,10 @@ from spieltisch.envs.hilo.batch import HiLoBatch
 from spieltisch.envs.hilo.engine import HiLoGame
 from spieltisch.envs.hus.batch import HusBatch
 from spieltisch.envs.hus.engine import HusGame
+from spieltisch.envs.hus.engine import observation_index as hus_observation_index
 from spieltisch.envs.kalaha.batch import KalahaBatch
 from spieltisch.envs.kalaha.engine import KalahaGame
+from spieltisch.envs.kalaha.engine import observation_index as kalaha_observation_index
 
 
 class BatchedGame(Protocol):
@@ -48,27 +50,11 @@ class BatchedGame(Protocol):
     def returns(self) -> np.ndarray: ...
 
 
-class KalahaGames:
-    """Kalaha games; observation as ``kalaha_v0`` (the board turned so the mover comes first)."""
+class _MancalaGames:
+    """What the Kalaha and Hus adapters share: a batched engine and an observation index per
+    seat (``self._index``) that turns the board into the env's observation."""
 
-    game_name = "kalaha"
     num_players = 2
-
-    def __init__(self, options: dict[str, Any], num_games: int) -> None:
-        self.game = KalahaGame(
-            pits=int(options.get("pits", 6)),
-            seeds=int(options.get("seeds", 6)),
-            rules=str(options.get("rules", "goki")),
-        )
-        self.batch = KalahaBatch(self.game, num_games)
-        self.num_games = num_games
-        self.num_actions = self.game.pits
-        self.observation_size = 2 * self.game.pits + 2
-        self.observation_scale = float(self.game.seeds)
-        side = self.game.pits + 1
-        size = 2 * side
-        # index[seat] = board positions in the order of the seat's observation
-        self._index = np.stack([(np.arange(size) + seat * side) % size for seat in range(2)])
 
     @property
     def terminal(self) -> np.ndarray:
@@ -91,18 +77,29 @@ class KalahaGames:
         return self.batch.returns()
 
 
-def _hus_observation_index(seat: int) -> np.ndarray:
-    """Board indices (ring order) of ``hus_v0``'s observation entries for ``seat``."""
-    own, opp = 16 * seat, 16 * (1 - seat)
-    columns = np.arange(8)
-    return np.concatenate([own + 15 - columns, own + columns, opp + 7 - columns, opp + 8 + columns])
+class KalahaGames(_MancalaGames):
+    """Kalaha games; observation as ``kalaha_v0`` (the board turned so the mover comes first)."""
+
+    game_name = "kalaha"
+
+    def __init__(self, options: dict[str, Any], num_games: int) -> None:
+        self.game = KalahaGame(
+            pits=int(options.get("pits", 6)),
+            seeds=int(options.get("seeds", 6)),
+            rules=str(options.get("rules", "goki")),
+        )
+        self.batch = KalahaBatch(self.game, num_games)
+        self.num_games = num_games
+        self.num_actions = self.game.pits
+        self.observation_size = 2 * self.game.pits + 2
+        self.observation_scale = float(self.game.seeds)
+        self._index = np.stack([kalaha_observation_index(self.game.pits, s) for s in range(2)])
 
 
-class HusGames:
+class HusGames(_MancalaGames):
     """Hus games; observation as ``hus_v0`` (the mover's rows first)."""
 
     game_name = "hus"
-    num_players = 2
     num_actions = 16
     observation_size = 32
     observation_scale = 4.0
@@ -112,25 +109,7 @@ class HusGames:
         self.game = HusGame(**kwargs)
         self.batch = HusBatch(self.game, num_games)
         self.num_games = num_games
-        self._index = np.stack([_hus_observation_index(s) for s in range(2)])
-
-    @property
-    def terminal(self) -> np.ndarray:
-        return self.batch.terminal
-
-    def reset(self, rng: np.random.Generator) -> None:
-        self.batch.reset()
-
-    def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        mover = self.batch.current_player.copy()
-        obs = np.take_along_axis(self.batch.boards, self._index[mover], axis=1)
-        return obs.astype(np.float32), self.batch.legal_mask.copy(), mover
-
-    def step(self, actions: np.ndarray) -> None:
-        self.batch.step(actions)
-
-    def returns(self) -> np.ndarray:
-        return self.batch.returns()
+        self._index = np.stack([hus_observation_index(s) for s in range(2)])
 
 
 class HiLoGames:

@@ -240,6 +240,22 @@ def _compiled_play_pit() -> Callable:
     return direct_entry(play_pit, np.zeros(32, BOARD_DTYPE), 0, 0, DEFAULT_MAX_SOWN)
 
 
+def observation_index(seat: int) -> np.ndarray:
+    """Board indices of ``seat``'s view, in the order of ``hus_v0``'s observation: own row 1
+    and row 2 (columns 0..7, = actions 0..15), then the opponent's inner pit facing own inner
+    column ``c`` and the outer pit behind it."""
+    own, opp = 16 * seat, 16 * (1 - seat)
+    columns = np.arange(8)
+    return np.concatenate(
+        [
+            own + 15 - columns,  # own outer row, columns 0..7 (ring 15..8)
+            own + columns,  # own inner row, columns 0..7 (ring 0..7)
+            opp + 7 - columns,  # opponent's inner pit facing own inner column c
+            opp + 8 + columns,  # the opponent's outer pit behind it
+        ]
+    )
+
+
 def initial_board() -> np.ndarray:
     """2 stones in every outer pit and in inner columns 4..7 (ring 4..7), for both players."""
     side = np.zeros(PITS, dtype=BOARD_DTYPE)

@@ -51,26 +51,18 @@ from typing import Any, ClassVar
 import numpy as np
 from spieltisch.envs._common import draw as d
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
-from spieltisch.envs.hus.engine import DEFAULT_MAX_SOWN, HusGame, HusState, render_text
+from spieltisch.envs.hus.engine import (
+    DEFAULT_MAX_SOWN,
+    HusGame,
+    HusState,
+    observation_index,
+    render_text,
+)
 
 REWARD_MODES = ("win", "points")
 
 
-def _observation_index(seat: int) -> np.ndarray:
-    """Board indices (ring order, see the engine) of the observation entries for ``seat``."""
-    own, opp = 16 * seat, 16 * (1 - seat)
-    columns = np.arange(8)
-    return np.concatenate(
-        [
-            own + 15 - columns,  # own outer row, columns 0..7 (ring 15..8)
-            own + columns,  # own inner row, columns 0..7 (ring 0..7)
-            opp + 7 - columns,  # opponent's inner pit facing own inner column c
-            opp + 8 + columns,  # the opponent's outer pit behind it
-        ]
-    )
-
-
-_OBSERVATION_INDEX = (_observation_index(0), _observation_index(1))
+_OBSERVATION_INDEX = (observation_index(0), observation_index(1))
 
 
 class raw_env(TurnBasedEnv):

@@ -113,6 +113,13 @@ def _compiled_sow() -> Callable:
     return direct_entry(sow, np.zeros(4, BOARD_DTYPE), 0, 0, False)
 
 
+def observation_index(pits: int, seat: int) -> np.ndarray:
+    """Board indices of ``seat``'s view, in the order of ``kalaha_v0``'s observation: the board
+    turned by one side, so the viewer's pits and store come first."""
+    size = 2 * pits + 2
+    return (np.arange(size) + seat * (pits + 1)) % size
+
+
 @dataclass(frozen=True)
 class KalahaGame:
     """Game parameters: ``pits`` per side, ``seeds`` per pit at the start, and the rule set.

@@ -50,7 +50,12 @@ from typing import Any, ClassVar
 import numpy as np
 from spieltisch.envs._common import draw as d
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
-from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState, render_text
+from spieltisch.envs.kalaha.engine import (
+    KalahaGame,
+    KalahaState,
+    observation_index,
+    render_text,
+)
 
 REWARD_MODES = ("win", "score")
 
@@ -79,11 +84,7 @@ class raw_env(TurnBasedEnv):
         self.observation_high = float(self.game.total_stones)
         super().__init__(2, render_mode, max_turns, random_start)
         self.state: KalahaState | None = None
-        # Rotating the board by one side puts the viewer's pits and store first.
-        size = 2 * self.game.pits + 2
-        self._observation_index = tuple(
-            (np.arange(size) + seat * (self.game.pits + 1)) % size for seat in (0, 1)
-        )
+        self._observation_index = tuple(observation_index(self.game.pits, s) for s in (0, 1))
 
     def _new_state(self) -> KalahaState:
         return self.game.new_initial_state()
