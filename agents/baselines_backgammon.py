@@ -159,7 +159,7 @@ class GnubgAgent(BackgammonPlayAgent):
     def choose_play(self, state: Any) -> int:
         if state.num_plays() <= 1:
             return 0
-        if _mid_turn(state):  # see PubevalAgent
+        if _mid_turn(state):  # gnubg needs the whole roll: fall back to the pip count
             return GreedyBackgammonAgent.choose_play(self, state)  # type: ignore[arg-type]
         return ga.best_play_index(state, self.plies)
 
@@ -169,12 +169,11 @@ def _greedy(options: dict[str, Any], seed: int | None) -> Agent:
 
 
 def _pubeval(options: dict[str, Any], seed: int | None) -> Agent:
-    ga.gnubg()  # a clear ImportError now rather than at the first move
     return PubevalAgent(seed)
 
 
 def _gnubg(options: dict[str, Any], seed: int | None, plies: int = 0) -> Agent:
-    ga.gnubg()
+    ga.gnubg()  # a clear ImportError now rather than at the first move
     return GnubgAgent(seed, plies=plies)
 
 
