@@ -146,7 +146,8 @@ def perfect_games(solver: KalahaSolver, games: int) -> dict:
 
 def accuracy(args: argparse.Namespace) -> list[dict]:
     game = KalahaGame(6, 4, "goki")
-    names = args.agents or [n for n in agent_names("kalaha") if n != "perfect"]
+    # every scripted agent except the solver itself and the person at the keyboard
+    names = args.agents or [n for n in agent_names("kalaha") if n not in ("perfect", "human")]
     solver = KalahaSolver(game, cache_dir=args.cache_dir, tt_bits=args.tt_bits)
     rows = []
     for name in names:
