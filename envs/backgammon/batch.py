@@ -86,16 +86,22 @@ def _random_plays(states, rolls, uniforms, masks, terminal, w):
         if terminal[g]:
             continue
         s = states[g]
-        u = uniforms[g]
-        phase = s[k.M_PHASE]
-        if phase == k.PH_MOVE:
-            n = k.generate(s, w, False)
-            k.play(s, min(int(u * n), n - 1), w)
-        elif phase == k.PH_CUBE:
-            k.act(s, k.ROLL if u < 0.5 else k.DOUBLE, w)
-        else:
-            k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
+        _random_decision(s, uniforms[g], w)
         _finish(s, rolls[g], masks, terminal, g, w, False)
+
+
+@numba.njit(cache=True, nogil=True)
+def _random_decision(s, u, w):
+    """One uniformly random decision in state ``s`` from the uniform number ``u``: a legal play,
+    or an even choice between the two cube answers of the phase."""
+    phase = s[k.M_PHASE]
+    if phase == k.PH_MOVE:
+        n = k.generate(s, w, False)
+        k.play(s, min(int(u * n), n - 1), w)
+    elif phase == k.PH_CUBE:
+        k.act(s, k.ROLL if u < 0.5 else k.DOUBLE, w)
+    else:
+        k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -107,15 +113,7 @@ def _play_random(states, rolls, uniforms, masks, terminal, w):
         for j in range(rolls.shape[1]):
             if terminal[g]:
                 break
-            u = uniforms[g, j]
-            phase = s[k.M_PHASE]
-            if phase == k.PH_MOVE:
-                n = k.generate(s, w, False)
-                k.play(s, min(int(u * n), n - 1), w)
-            elif phase == k.PH_CUBE:
-                k.act(s, k.ROLL if u < 0.5 else k.DOUBLE, w)
-            else:
-                k.act(s, k.TAKE if u < 0.5 else k.DROP, w)
+            _random_decision(s, uniforms[g, j], w)
             _finish(s, rolls[g, j], masks, terminal, g, w, False)
 
 
