@@ -4,6 +4,10 @@
 ``.json``); ``checkpoint:runs/kalaha_ppo/final`` loads a trained checkpoint (with or without
 suffix). Both play greedily (the most likely legal action). The checkpoint must be for the game
 asked for, and rules options given for the game must match those it was trained with.
+
+Parameters follow the name after one more colon: ``pretrained:kalaha:search=4`` searches 4 plies
+of minimax over the network's value head before each move (Kalaha and Hus; see
+:mod:`spieltisch.agents.value_search`), ``checkpoint:runs/x/final:search=3`` likewise.
 """
 
 from __future__ import annotations
@@ -42,7 +46,18 @@ def _check_options(ckpt_options: dict[str, Any], options: dict[str, Any], where:
 def make_prefixed_agent(
     prefix: str, value: str, game: str, seed: int | None, game_options: dict[str, Any]
 ) -> Agent:
-    """The agent named ``prefix:value`` (see :data:`agents.registry.PREFIX_AGENT_MODULES`)."""
+    """The agent named ``prefix:value[:KEY=VALUE,...]`` (see
+    :data:`agents.registry.PREFIX_AGENT_MODULES`)."""
+    params: dict[str, Any] = {}
+    head, sep, tail = value.rpartition(":")
+    if sep and "=" in tail:
+        from spieltisch.agents.registry import parse_agent_name
+
+        value = head
+        params = parse_agent_name(f"x:{tail}")[1]
+    unknown = set(params) - {"search"}
+    if unknown:
+        raise ValueError(f"{prefix}: agents take the parameter 'search'; got {sorted(unknown)}")
     if prefix == "pretrained":
         if value and value != game:
             raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
@@ -58,6 +73,14 @@ def make_prefixed_agent(
     except CheckpointError as err:
         raise ValueError(str(err)) from err
     _check_options(ckpt.game_options, game_options, f"{prefix}:{value}")
+    if "search" in params:
+        from spieltisch.agents.value_search import ValueSearchAgent
+
+        agent: Agent = ValueSearchAgent(
+            ckpt.policy(), game, ckpt.game_options, params["search"], seed=seed
+        )
+        agent.name = f"{prefix}:{value}:search={params['search']}"
+        return agent
     agent = ckpt.agent(seed=seed, greedy=True)
     agent.name = f"{prefix}:{value}"
     return agent

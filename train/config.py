@@ -87,6 +87,9 @@ class PPOConfig:
     """iterations between adding the current policy to the pool"""
     pool_random: bool = True
     """the uniformly random policy is a pool member too"""
+    pool_baselines: list[str] = field(default_factory=list)
+    """scripted agents (arena names, e.g. [greedy, "alphabeta:depth=2"]) that are permanent pool
+    members; the opponent of a pool game is drawn uniformly from all members"""
 
     # --- run management ---
     run_dir: str = "runs/kalaha_ppo"
@@ -96,11 +99,16 @@ class PPOConfig:
     keep_checkpoints: int = 3
     """training checkpoints kept in run_dir/checkpoints (older ones are deleted)"""
     eval_interval: int = 20
-    """iterations between evaluations against random (0: never, except the final one)"""
+    """iterations between evaluations (0: never, except the final one)"""
+    eval_opponents: list[str] = field(default_factory=lambda: ["random"])
+    """arena agents the greedy policy is evaluated against (each seat in turn)"""
     eval_games: int = 200
-    """games per evaluation (half in each seat)"""
+    """games per evaluation and opponent (the same number in each seat)"""
     final_eval_games: int = 1000
-    """games of the final evaluation against random"""
+    """games per opponent of the final evaluation (final_eval.json)"""
+    keep_best: bool = True
+    """keep the policy with the best mean evaluation score as run_dir/best (it is evaluated
+    next to the final one at the end)"""
     torch_threads: int = 1
     """torch.set_num_threads; 1 keeps runs reproducible and leaves cores to the engines"""
     tensorboard: bool = True
@@ -111,7 +119,67 @@ class PPOConfig:
     """stop (as if killed) after this many iterations in this process; for tests"""
 
 
-CONFIG_CLASSES: dict[str, type] = {"ppo": PPOConfig}
+@dataclass
+class TDConfig:
+    """TD(lambda) self-play over afterstates, backgammon only (``algorithm: td``; see
+    :mod:`spieltisch.train.td`)."""
+
+    # --- what is trained ---
+    game: str = "backgammon"
+    """must be backgammon (TD afterstate learning needs whole plays of a dice game)"""
+    game_options: dict[str, Any] = field(default_factory=dict)
+    """rules options as for the env; the cube must stay off"""
+    algorithm: str = "td"
+    """training algorithm: 'td' here"""
+    seed: int = 0
+    """seeds the initial weights and the dice of every training game (one numpy generator)"""
+    total_games: int = 200_000
+    """stop after this many self-play training games"""
+
+    # --- network (agents/td_value.py: 198 inputs, sigmoid hidden layer, 5 sigmoid outputs) ---
+    hidden: int = 80
+    """hidden sigmoid units"""
+    init_scale: float = 0.1
+    """initial weights uniform in [-init_scale, init_scale] (biases 0)"""
+
+    # --- TD(lambda) ---
+    lr: float = 0.1
+    """step size alpha at the start (per output, plain SGD on the TD error, as Tesauro)"""
+    lr_final: float = 0.1
+    """step size after lr_decay_games games (linear in between)"""
+    lr_decay_games: int = 1
+    """games over which the step size goes from lr to lr_final"""
+    lam: float = 0.7
+    """trace decay lambda (per move, the perspective switching every move)"""
+
+    # --- run management ---
+    run_dir: str = "runs/backgammon_td"
+    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
+    chunk_games: int = 200
+    """games per call of the compiled trainer (logging granularity; does not change results)"""
+    checkpoint_interval: int = 5000
+    """games between checkpoints (a resumed run loses at most this many)"""
+    keep_checkpoints: int = 3
+    """training checkpoints kept in run_dir/checkpoints (older ones are deleted)"""
+    eval_interval: int = 20_000
+    """games between arena evaluations against eval_opponent (0: never, except the final one)"""
+    eval_games: int = 400
+    """arena games per evaluation (half the seeds each way round, seats swapped)"""
+    final_eval_games: int = 5000
+    """arena games of the final evaluation (0: none)"""
+    eval_opponent: str = "pubeval"
+    """arena agent the evaluations play against"""
+    eval_workers: int = 1
+    """arena worker processes for evaluations"""
+    tensorboard: bool = True
+    """write TensorBoard logs to run_dir/tb (needs the tensorboard package)"""
+    progress: bool = True
+    """show a tqdm progress bar"""
+    stop_after_games: int | None = None
+    """stop (as if killed) after this many games in this process; for tests"""
+
+
+CONFIG_CLASSES: dict[str, type] = {"ppo": PPOConfig, "td": TDConfig}
 
 
 def _type_ok(value: Any, hint: Any) -> bool:
@@ -164,7 +232,37 @@ def _hint_name(hint: Any) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 
-def _check_ranges(cfg: PPOConfig, source: str) -> None:
+def _check_ranges(cfg: Any, source: str) -> None:
+    if isinstance(cfg, TDConfig):
+        _check_td_ranges(cfg, source)
+    else:
+        _check_ppo_ranges(cfg, source)
+
+
+def _check_td_ranges(cfg: TDConfig, source: str) -> None:
+    for key in ("total_games", "hidden", "lr_decay_games", "chunk_games", "checkpoint_interval"):
+        if getattr(cfg, key) < 1:
+            raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
+    for key in ("keep_checkpoints", "eval_games", "eval_workers"):
+        if getattr(cfg, key) < 1:
+            raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
+    for key in ("eval_interval", "final_eval_games"):
+        if getattr(cfg, key) < 0:
+            raise ConfigError(f"{source}: key {key!r} must not be negative")
+    if not 0.0 <= cfg.lam <= 1.0:
+        raise ConfigError(f"{source}: key 'lam' must be in [0, 1], got {cfg.lam}")
+    for key in ("lr", "lr_final", "init_scale"):
+        if getattr(cfg, key) <= 0:
+            raise ConfigError(f"{source}: key {key!r} must be positive, got {getattr(cfg, key)}")
+    if cfg.game != "backgammon":
+        raise ConfigError(f"{source}: key 'game' must be 'backgammon' for algorithm td")
+    if cfg.game_options.get("cube", False):
+        raise ConfigError(f"{source}: TD training needs game_options.cube off")
+    if cfg.stop_after_games is not None and cfg.stop_after_games < 1:
+        raise ConfigError(f"{source}: key 'stop_after_games' must be at least 1")
+
+
+def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
     positive = ("total_steps", "num_games", "max_turns", "update_epochs", "num_minibatches")
     for key in positive:
         if getattr(cfg, key) < 1:
@@ -193,6 +291,20 @@ def _check_ranges(cfg: PPOConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'game' must be one of {sorted(GAME_ADAPTERS)}, got {cfg.game!r}"
         )
+    from spieltisch.agents.registry import agent_factories, parse_agent_name
+
+    known = agent_factories(cfg.game)
+    for key in ("pool_baselines", "eval_opponents"):
+        for name in getattr(cfg, key):
+            try:
+                base = parse_agent_name(name)[0]
+            except ValueError as err:
+                raise ConfigError(f"{source}: key {key!r}: {err}") from err
+            if base not in known or base == "human":
+                raise ConfigError(
+                    f"{source}: key {key!r}: unknown agent {name!r} for {cfg.game}; agents are "
+                    f"{sorted(set(known) - {'human'})}"
+                )
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

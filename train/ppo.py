@@ -44,8 +44,16 @@ from spieltisch.agents.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from spieltisch.agents.policy import PolicyArch, PolicyNet, sample_masked
+from spieltisch.agents.policy import PolicyArch, PolicyNet
 from spieltisch.train.config import PPOConfig, config_to_dict
+from spieltisch.train.opponents import (
+    Opponent,
+    PolicyOpponent,
+    RandomOpponent,
+    ScriptedOpponent,
+    policy_step,
+    random_step,  # noqa: F401  (re-exported: the training loop's helpers live in opponents)
+)
 from spieltisch.train.selfplay_games import BatchedGame, make_batched_game
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
@@ -59,6 +67,8 @@ RESUMABLE_CHANGES = {
     "final_eval_games",
     "checkpoint_interval",
     "keep_checkpoints",
+    "eval_opponents",
+    "keep_best",
 }
 
 
@@ -83,6 +93,8 @@ class TrainerState:
     iteration: int = 0
     global_step: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
+    #: best mean evaluation score so far (the policy is in run_dir/best)
+    best_score: float = -1.0
 
 
 def make_arch(cfg: PPOConfig, games: BatchedGame) -> PolicyArch:
@@ -129,6 +141,7 @@ def save_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
         "optimizer_param_groups": opt["param_groups"],
         "pool": pool_kinds,
         "rng": state.rng.bit_generator.state,
+        "best_score": state.best_score,
     }
     save_checkpoint(path, meta, tensors)
 
@@ -169,6 +182,7 @@ def restore_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
     state.iteration = int(meta["iteration"])
     state.global_step = int(meta["global_step"])
     state.metrics = dict(meta.get("metrics", {}))
+    state.best_score = float(trainer.get("best_score", -1.0))
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -187,22 +201,6 @@ def _write_text_atomic(path: Path, text: str) -> None:
 # ----------------------------------------------------------------------------------------------
 # Playing
 # ----------------------------------------------------------------------------------------------
-def policy_step(
-    net: PolicyNet, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator, greedy: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Actions, their log-probabilities and the values for a batch of positions."""
-    with torch.no_grad():
-        logits, value = net(torch.from_numpy(obs), torch.from_numpy(mask))
-        logp_all = torch.log_softmax(logits, dim=-1)
-    actions = sample_masked(logits.numpy().astype(np.float64), rng, greedy)
-    logp = logp_all.numpy()[np.arange(len(actions)), actions]
-    return actions, logp, value.numpy()
-
-
-def random_step(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    return sample_masked(np.where(mask > 0, 0.0, -1e9), rng)
-
-
 @dataclass
 class Rollout:
     obs: np.ndarray
@@ -221,7 +219,7 @@ def play_iteration(
     cfg: PPOConfig,
     games: BatchedGame,
     net: PolicyNet,
-    opponents: list[PolicyNet | None],
+    opponents: list[Opponent],
     rng: np.random.Generator,
 ) -> Rollout:
     n, players = games.num_games, games.num_players
@@ -256,10 +254,7 @@ def play_iteration(
         others = active & ~learner
         for k in np.unique(opponent[others]):
             sel = np.flatnonzero(others & (opponent == k))
-            if opponents[k] is None:
-                actions[sel] = random_step(mask[sel], rng)
-            else:
-                actions[sel] = policy_step(opponents[k], obs[sel], mask[sel], rng, False)[0]
+            actions[sel] = opponents[k].actions(games, sel, obs[sel], mask[sel], mover[sel], rng)
         games.step(actions)
         moves += int(active.sum())
     final = games.returns()  # games cut off at max_turns are draws: 0 for every seat
@@ -299,15 +294,19 @@ def play_iteration(
     )
 
 
-def evaluate_vs_random(
-    cfg: PPOConfig, net: PolicyNet, num_games: int, seed: int
+def evaluate_against(
+    cfg: PPOConfig, net: PolicyNet, opponent: Opponent, num_games: int, seed: int
 ) -> dict[str, float]:
-    """Greedy policy vs the random policy on the batched engine, the policy in every seat in
-    turn; win/draw/loss rates of the policy."""
+    """The greedy policy against ``opponent`` on the batched engine, the policy in every seat in
+    turn (``num_games`` rounded to a multiple of the seats); win/draw/loss rates, the score
+    (wins + draws / 2) and the mean reward of the policy."""
     rng = np.random.default_rng(seed)
-    per_seat = max(1, num_games // 2)
-    games = make_batched_game(cfg.game, cfg.game_options, per_seat * 2)
+    if isinstance(opponent, ScriptedOpponent):
+        opponent.reseed(rng)
+    games = make_batched_game(cfg.game, cfg.game_options, 1)
     players = games.num_players
+    per_seat = max(1, num_games // players)
+    games = make_batched_game(cfg.game, cfg.game_options, per_seat * players)
     games.reset(rng)
     seat = np.arange(games.num_games) % players
     for _ in range(cfg.max_turns):
@@ -315,19 +314,40 @@ def evaluate_vs_random(
         if terminal.all():
             break
         obs, mask, mover = games.observe()
-        actions = random_step(mask, rng)
-        mine = np.flatnonzero(~terminal & (mover == seat))
+        actions = np.zeros(games.num_games, dtype=np.int64)
+        active = ~terminal
+        mine = np.flatnonzero(active & (mover == seat))
+        theirs = np.flatnonzero(active & (mover != seat))
         if mine.size:
             actions[mine] = policy_step(net, obs[mine], mask[mine], rng, greedy=True)[0]
-        actions[terminal] = 0
+        if theirs.size:
+            actions[theirs] = opponent.actions(
+                games, theirs, obs[theirs], mask[theirs], mover[theirs], rng
+            )
         games.step(actions)
     r = games.returns()[np.arange(games.num_games), seat]
     return {
         "win_rate": float((r > 0).mean()),
         "draw_rate": float((r == 0).mean()),
         "loss_rate": float((r < 0).mean()),
+        "score": float((r > 0).mean() + 0.5 * (r == 0).mean()),
+        "mean_reward": float(r.mean()),
         "games": float(games.num_games),
     }
+
+
+def evaluate_vs_random(
+    cfg: PPOConfig, net: PolicyNet, num_games: int, seed: int
+) -> dict[str, float]:
+    """:func:`evaluate_against` the uniformly random policy."""
+    return evaluate_against(cfg, net, RandomOpponent(), num_games, seed)
+
+
+def make_opponent(name: str, cfg: PPOConfig) -> Opponent:
+    """An evaluation or pool opponent by arena agent name (``random`` is batched)."""
+    if name == "random":
+        return RandomOpponent()
+    return ScriptedOpponent(name, cfg.game, dict(cfg.game_options))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -369,21 +389,28 @@ def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, A
 
         bar = tqdm(total=cfg.total_steps, initial=state.global_step, unit="step", smoothing=0.1)
 
-    def opponents_now() -> list[PolicyNet | None]:
-        nets: list[PolicyNet | None] = []
+    baselines = [
+        ScriptedOpponent(name, cfg.game, dict(cfg.game_options)) for name in cfg.pool_baselines
+    ]
+    eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
+
+    def opponents_now() -> list[Opponent]:
+        members: list[Opponent] = []
         for member in state.pool:
             if member is None:
-                nets.append(None)
+                members.append(RandomOpponent())
             else:
                 opp = PolicyNet(net.arch)
                 opp.load_state_dict(member)
-                nets.append(opp.eval())
-        return nets
+                members.append(PolicyOpponent(opp, greedy=False))
+        return members + baselines
 
     opponents = opponents_now()
     iterations_here = 0
     while state.global_step < cfg.total_steps:
         t0 = time.perf_counter()
+        for baseline in baselines:
+            baseline.reseed(state.rng)
         if cfg.anneal_lr:
             frac = 1.0 - state.global_step / cfg.total_steps
             optimizer.param_groups[0]["lr"] = frac * cfg.lr
@@ -468,9 +495,23 @@ def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, A
             state.pool = ([None] if cfg.pool_random else []) + policies[-cfg.pool_size :]
             opponents = opponents_now()
         if cfg.eval_interval and state.iteration % cfg.eval_interval == 0:
-            ev = evaluate_vs_random(cfg, net, cfg.eval_games, seed=cfg.seed * 1000 + 7)
-            metrics["eval/win_rate_vs_random"] = ev["win_rate"]
-            metrics["eval/draw_rate_vs_random"] = ev["draw_rate"]
+            scores = []
+            for name, opponent in eval_opponents.items():
+                ev = evaluate_against(cfg, net, opponent, cfg.eval_games, seed=cfg.seed * 1000 + 7)
+                metrics[f"eval/win_rate_vs_{name}"] = ev["win_rate"]
+                metrics[f"eval/draw_rate_vs_{name}"] = ev["draw_rate"]
+                metrics[f"eval/score_vs_{name}"] = ev["score"]
+                scores.append(ev["score"])
+            metrics["eval/mean_score"] = float(np.mean(scores))
+            if cfg.keep_best and metrics["eval/mean_score"] > state.best_score:
+                # the policy with the best evaluation so far is kept next to the final one
+                state.best_score = metrics["eval/mean_score"]
+                state.metrics = {k: float(v) for k, v in metrics.items()}
+                save_checkpoint(
+                    run_dir / "best",
+                    checkpoint_meta(cfg, state, "policy"),
+                    {f"model.{k}": v for k, v in net.state_dict().items()},
+                )
         state.metrics = {k: float(v) for k, v in metrics.items()}
         if writer is not None:
             for k, v in metrics.items():
@@ -478,8 +519,8 @@ def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, A
         if bar is not None:
             bar.update(size)
             post = {"ent": f"{metrics['loss/entropy']:.2f}"}
-            if "eval/win_rate_vs_random" in metrics:
-                post["win"] = f"{metrics['eval/win_rate_vs_random']:.2f}"
+            if "eval/mean_score" in metrics:
+                post["eval"] = f"{metrics['eval/mean_score']:.2f}"
             bar.set_postfix(post)
         done = state.global_step >= cfg.total_steps
         stopping = cfg.stop_after_iterations is not None and (
@@ -500,25 +541,38 @@ def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, A
     result: dict[str, Any] = {"iteration": state.iteration, "global_step": state.global_step}
     if state.global_step >= cfg.total_steps:
         # final evaluation, written next to the final policy checkpoint
-        ev = evaluate_vs_random(cfg, net, cfg.final_eval_games, seed=cfg.seed * 1000 + 11)
-        state.metrics["final/win_rate_vs_random"] = ev["win_rate"]
-        state.metrics["final/draw_rate_vs_random"] = ev["draw_rate"]
+        evaluation: dict[str, Any] = {
+            "policy": "greedy",
+            "global_step": state.global_step,
+            "iteration": state.iteration,
+        }
+        for name, opponent in eval_opponents.items():
+            ev = evaluate_against(
+                cfg, net, opponent, cfg.final_eval_games, seed=cfg.seed * 1000 + 11
+            )
+            evaluation[f"vs_{name}"] = ev
+            state.metrics[f"final/win_rate_vs_{name}"] = ev["win_rate"]
+            state.metrics[f"final/score_vs_{name}"] = ev["score"]
+            if writer is not None:
+                writer.add_scalar(f"final/score_vs_{name}", ev["score"], state.global_step)
         save_checkpoint(
             run_dir / "final",
             checkpoint_meta(cfg, state, "policy"),
             {f"model.{k}": v for k, v in net.state_dict().items()},
         )
-        evaluation = {
-            "opponent": "random",
-            "policy": "greedy",
-            **ev,
-            "global_step": state.global_step,
-            "iteration": state.iteration,
-        }
+        if cfg.keep_best and (run_dir / "best.json").exists():
+            best = load_checkpoint(run_dir / "best", cfg.game)
+            evaluation["best"] = {
+                "global_step": best.meta["global_step"],
+                **{
+                    f"vs_{name}": evaluate_against(
+                        cfg, best.policy(), opponent, cfg.final_eval_games, cfg.seed * 1000 + 11
+                    )
+                    for name, opponent in eval_opponents.items()
+                },
+            }
         _write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
         result["final_eval"] = evaluation
-        if writer is not None:
-            writer.add_scalar("final/win_rate_vs_random", ev["win_rate"], state.global_step)
     if writer is not None:
         writer.close()
     result["metrics"] = dict(state.metrics)

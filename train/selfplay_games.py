@@ -76,6 +76,13 @@ class _MancalaGames:
     def returns(self) -> np.ndarray:
         return self.batch.returns()
 
+    def load(self, boards: np.ndarray, players: np.ndarray, terminal: np.ndarray) -> None:
+        """Set every game to the given positions (``num_games`` rows); used by search."""
+        self.batch.boards[:] = boards
+        self.batch.current_player[:] = players
+        self.batch.terminal[:] = terminal
+        self.batch.refresh_masks()
+
 
 class KalahaGames(_MancalaGames):
     """Kalaha games; observation as ``kalaha_v0`` (the board turned so the mover comes first)."""

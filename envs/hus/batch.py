@@ -72,6 +72,10 @@ class HusBatch:
         self.boards[idx] = initial_board()
         self.current_player[idx] = first_player
         self.last_move[idx] = 0
+        self.refresh_masks()
+
+    def refresh_masks(self) -> None:
+        """Recompute ``legal_mask`` after ``boards``/``current_player``/``terminal`` were set."""
         _masks_of(self.boards, self.current_player, self.terminal, self.legal_mask)
 
     def step(self, actions: np.ndarray) -> None:

@@ -56,9 +56,10 @@ class KalahaBatch:
         self.boards[idx] = initial.board
         self.current_player[idx] = first_player
         self.terminal[idx] = False
-        self._refresh_masks()
+        self.refresh_masks()
 
-    def _refresh_masks(self) -> None:
+    def refresh_masks(self) -> None:
+        """Recompute ``legal_mask`` after ``boards``/``current_player``/``terminal`` were set."""
         _masks_of(self.boards, self.current_player, self.terminal, self.legal_mask)
 
     def step(self, actions: np.ndarray) -> None:
