@@ -73,6 +73,17 @@ def make_prefixed_agent(
     except CheckpointError as err:
         raise ValueError(str(err)) from err
     _check_options(ckpt.game_options, game_options, f"{prefix}:{value}")
+    from spieltisch.agents import td_value
+
+    if td_value.is_td_checkpoint(ckpt.meta):  # a TD value net: best afterstate, 1-ply
+        if params:
+            raise ValueError(f"{prefix}:{value}: a TD value net agent takes no parameters")
+        try:
+            agent = td_value.agent_from_checkpoint(ckpt, seed=seed)
+        except CheckpointError as err:
+            raise ValueError(str(err)) from err
+        agent.name = f"{prefix}:{value}"
+        return agent
     if "search" in params:
         from spieltisch.agents.value_search import ValueSearchAgent
 

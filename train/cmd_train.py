@@ -41,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"spieltisch train: {err}", file=sys.stderr)
         return 2
-    from spieltisch.train.ppo import train
+    if cfg.algorithm == "td":
+        from spieltisch.train.td import train
+    else:
+        from spieltisch.train.ppo import train
 
     try:
         result = train(cfg, resume=args.resume)

@@ -1,0 +1,316 @@
+"""The TD(lambda) backgammon value network: input encoding, forward and gradient as numba kernels,
+and the agent that plays it (``pretrained:backgammon``, ``checkpoint:<path>`` of a TD run).
+
+The network values an *afterstate*: the board right after a player (the *mover*) has made a
+whole legal play, with the opponent to roll. Everything is from the mover's view.
+
+Inputs (``NUM_INPUTS = 198``, Tesauro's encoding made relative to the mover):
+
+====================  ===========================================================================
+``x[0:96]``           mover's points 1..24 (side index 0..23), 4 units each for ``n`` checkers:
+                      ``[n >= 1]``, ``[n >= 2]``, ``[n >= 3]``, ``(n - 3) / 2`` if ``n > 3``
+``x[96]``, ``x[97]``  mover's checkers on the bar / 2, borne off / 15
+``x[98:196]``         the same 98 units for the opponent (its own points, its own view)
+``x[196]``            mover's pip count / 100
+``x[197]``            opponent's pip count / 100
+====================  ===========================================================================
+
+(Tesauro's two "whose turn" units are not needed: the opponent of the mover is always to roll.
+The two pip counts replace them; they make races easier to learn.)
+
+Network: ``hidden`` sigmoid units, then ``NUM_OUTPUTS = 5`` sigmoid outputs, the mover's
+probabilities (unconditional) of: 0 winning, 1 winning a gammon or backgammon, 2 winning a
+backgammon, 3 losing a gammon or backgammon, 4 losing a backgammon. Its *equity* (expected
+points for the mover, no cube) is ``2 y0 - 1 + y1 + y2 - y3 - y4``. The same outputs seen from
+the other player are :func:`flip`: ``(1 - y0, y3, y4, y1, y2)``.
+
+Parameters: ``W1`` (198, hidden), ``b1`` (hidden), ``W2`` (5, hidden), ``b2`` (5), float64.
+The agent plays the legal play whose afterstate has the highest equity (1-ply); a play that
+bears off the last checker is valued by its exact result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+from spieltisch.agents.baselines_backgammon import BackgammonPlayAgent
+from spieltisch.envs.backgammon import kernels as k
+
+NUM_INPUTS = 198
+NUM_OUTPUTS = 5
+ARCH_KIND = "td_value"
+ENCODING = "tesauro198-mover-v1"
+PARAM_NAMES = ("W1", "b1", "W2", "b2")
+
+
+@dataclass(frozen=True)
+class TDArch:
+    """Architecture record of a TD value net (stored in checkpoint metadata)."""
+
+    hidden: int = 80
+    inputs: int = NUM_INPUTS
+    outputs: int = NUM_OUTPUTS
+    encoding: str = ENCODING
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": ARCH_KIND,
+            "hidden": self.hidden,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "encoding": self.encoding,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TDArch:
+        if data.get("kind") != ARCH_KIND:
+            raise ValueError(f"not a TD value net architecture: kind={data.get('kind')!r}")
+        arch = cls(int(data["hidden"]), int(data["inputs"]), int(data["outputs"]), data["encoding"])
+        if (arch.inputs, arch.outputs, arch.encoding) != (NUM_INPUTS, NUM_OUTPUTS, ENCODING):
+            raise ValueError(
+                f"TD net with {arch.inputs} inputs, {arch.outputs} outputs, encoding "
+                f"{arch.encoding!r}; this spieltisch reads {NUM_INPUTS}/{NUM_OUTPUTS}/{ENCODING}"
+            )
+        if arch.hidden < 1:
+            raise ValueError(f"hidden must be positive, got {arch.hidden}")
+        return arch
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        h = self.hidden
+        return {"W1": (NUM_INPUTS, h), "b1": (h,), "W2": (NUM_OUTPUTS, h), "b2": (NUM_OUTPUTS,)}
+
+
+def init_params(
+    arch: TDArch, rng: np.random.Generator, scale: float = 0.1
+) -> dict[str, np.ndarray]:
+    """Small uniform random weights in ``[-scale, scale]``, zero biases."""
+    s = arch.shapes()
+    return {
+        "W1": rng.uniform(-scale, scale, s["W1"]),
+        "b1": np.zeros(s["b1"]),
+        "W2": rng.uniform(-scale, scale, s["W2"]),
+        "b2": np.zeros(s["b2"]),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Kernels
+# ----------------------------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def encode(board, mover, x, nz):
+    """Write the inputs of ``board`` (52 cells or a whole state vector) seen by seat ``mover``
+    into ``x`` (float64[198]) and the indices of its non-zero entries into ``nz``; returns their
+    number."""
+    for i in range(NUM_INPUTS):
+        x[i] = 0.0
+    n_nz = 0
+    for half in range(2):
+        base = k.SIDE * mover if half == 0 else k.SIDE * (1 - mover)
+        off = 98 * half
+        pips = 0
+        for i in range(24):
+            n = board[base + i]
+            if n > 0:
+                pips += n * (i + 1)
+                j = off + 4 * i
+                x[j] = 1.0
+                nz[n_nz] = j
+                n_nz += 1
+                if n > 1:
+                    x[j + 1] = 1.0
+                    nz[n_nz] = j + 1
+                    n_nz += 1
+                    if n > 2:
+                        x[j + 2] = 1.0
+                        nz[n_nz] = j + 2
+                        n_nz += 1
+                        if n > 3:
+                            x[j + 3] = (n - 3) / 2.0
+                            nz[n_nz] = j + 3
+                            n_nz += 1
+        bar = board[base + k.BAR]
+        pips += 25 * bar
+        if bar > 0:
+            x[off + 96] = bar / 2.0
+            nz[n_nz] = off + 96
+            n_nz += 1
+        home = board[base + k.OFF]
+        if home > 0:
+            x[off + 97] = home / 15.0
+            nz[n_nz] = off + 97
+            n_nz += 1
+        if pips > 0:
+            x[196 + half] = pips / 100.0
+            nz[n_nz] = 196 + half
+            n_nz += 1
+    return n_nz
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def _sigmoid(z):
+    if z >= 0:
+        return 1.0 / (1.0 + np.exp(-z))
+    e = np.exp(z)
+    return e / (1.0 + e)
+
+
+@numba.njit(cache=True, nogil=True)
+def forward(W1, b1, W2, b2, x, nz, n_nz, h, y):
+    """Hidden activations into ``h`` and outputs into ``y`` for sparse input ``x``."""
+    hidden = b1.shape[0]
+    for j in range(hidden):
+        h[j] = b1[j]
+    for t in range(n_nz):
+        i = nz[t]
+        xi = x[i]
+        for j in range(hidden):
+            h[j] += W1[i, j] * xi
+    for j in range(hidden):
+        h[j] = _sigmoid(h[j])
+    for o in range(NUM_OUTPUTS):
+        z = b2[o]
+        for j in range(hidden):
+            z += W2[o, j] * h[j]
+        y[o] = _sigmoid(z)
+
+
+@numba.njit(cache=True, nogil=True)
+def equity(y):
+    """Expected points for the mover (no cube) of outputs ``y``."""
+    return 2.0 * y[0] - 1.0 + y[1] + y[2] - y[3] - y[4]
+
+
+@numba.njit(cache=True, nogil=True)
+def result_outputs(board, mover, y):
+    """The exact outputs of a position in which ``mover`` has borne off all checkers."""
+    wt = k.win_type(board, mover)
+    y[0] = 1.0
+    y[1] = 1.0 if wt >= k.RESULT_GAMMON else 0.0
+    y[2] = 1.0 if wt >= k.RESULT_BACKGAMMON else 0.0
+    y[3] = 0.0
+    y[4] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def flip(y, out):
+    """Outputs seen from the other player: ``(1 - y0, y3, y4, y1, y2)``."""
+    a0, a1, a2, a3, a4 = y[0], y[1], y[2], y[3], y[4]
+    out[0] = 1.0 - a0
+    out[1] = a3
+    out[2] = a4
+    out[3] = a1
+    out[4] = a2
+
+
+@numba.njit(cache=True, nogil=True)
+def gradients(W2, x, nz, n_nz, h, y, gW1, gb1, gW2, gb2):
+    """The gradient of every output with respect to every parameter at the last
+    :func:`forward`: ``gW1[o]`` (only the rows in ``nz`` are written; callers use them
+    sparsely), ``gb1[o]``, ``gW2[o]`` (full, zero outside row ``o``), ``gb2[o]``."""
+    hidden = h.shape[0]
+    for o in range(NUM_OUTPUTS):
+        c = y[o] * (1.0 - y[o])
+        for o2 in range(NUM_OUTPUTS):
+            gb2[o, o2] = c if o2 == o else 0.0
+            for j in range(hidden):
+                gW2[o, o2, j] = c * h[j] if o2 == o else 0.0
+        for j in range(hidden):
+            gb1[o, j] = c * W2[o, j] * h[j] * (1.0 - h[j])
+        for t in range(n_nz):
+            i = nz[t]
+            xi = x[i]
+            for j in range(hidden):
+                gW1[o, i, j] = gb1[o, j] * xi
+
+
+@numba.njit(cache=True, nogil=True)
+def play_values(W1, b1, W2, b2, boards, n, mover, values):
+    """Equity for ``mover`` of each of the first ``n`` afterstate ``boards``."""
+    hidden = b1.shape[0]
+    x = np.zeros(NUM_INPUTS)
+    nz = np.zeros(NUM_INPUTS, dtype=np.int64)
+    h = np.zeros(hidden)
+    y = np.zeros(NUM_OUTPUTS)
+    for p in range(n):
+        row = boards[p]
+        if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
+            result_outputs(row, mover, y)
+        else:
+            n_nz = encode(row, mover, x, nz)
+            forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
+        values[p] = equity(y)
+
+
+def evaluate_boards(params: dict[str, np.ndarray], boards: np.ndarray, mover: int) -> np.ndarray:
+    """Mover's equity of afterstate ``boards`` (rows of 52 cells or more)."""
+    boards = np.ascontiguousarray(boards, dtype=np.int32)
+    values = np.zeros(len(boards))
+    play_values(
+        params["W1"], params["b1"], params["W2"], params["b2"], boards, len(boards), mover, values
+    )
+    return values
+
+
+def outputs_of(params: dict[str, np.ndarray], board: np.ndarray, mover: int) -> np.ndarray:
+    """The five outputs of one non-final afterstate (for inspection and tests)."""
+    x = np.zeros(NUM_INPUTS)
+    nz = np.zeros(NUM_INPUTS, dtype=np.int64)
+    n_nz = encode(np.ascontiguousarray(board, dtype=np.int32), mover, x, nz)
+    h = np.zeros(params["b1"].shape[0])
+    y = np.zeros(NUM_OUTPUTS)
+    forward(params["W1"], params["b1"], params["W2"], params["b2"], x, nz, n_nz, h, y)
+    return y
+
+
+# ----------------------------------------------------------------------------------------------
+# Agent
+# ----------------------------------------------------------------------------------------------
+class TDValueAgent(BackgammonPlayAgent):
+    """Plays the legal play with the highest afterstate equity (1-ply, first of equal values).
+    Cube (if on): never doubles, always takes."""
+
+    name = "td"
+
+    def __init__(self, params: dict[str, np.ndarray], seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.params = {n: np.ascontiguousarray(params[n], dtype=np.float64) for n in PARAM_NAMES}
+
+    def choose_play(self, state: Any) -> int:
+        if state.num_plays() <= 1:
+            return 0
+        return int(np.argmax(evaluate_boards(self.params, state.play_boards(), state.turn)))
+
+
+def params_from_tensors(arch: TDArch, tensors: dict[str, Any], where: str) -> dict[str, np.ndarray]:
+    """The net's parameters from checkpoint tensors ``model.<name>``; checks the shapes."""
+    out = {}
+    for name, shape in arch.shapes().items():
+        t = tensors.get(f"model.{name}")
+        if t is None:
+            raise ValueError(f"{where}: tensor model.{name} is missing")
+        a = t.numpy() if hasattr(t, "numpy") else np.asarray(t)
+        if tuple(a.shape) != shape:
+            raise ValueError(f"{where}: model.{name} has shape {tuple(a.shape)}, expected {shape}")
+        out[name] = np.ascontiguousarray(a, dtype=np.float64)
+    return out
+
+
+def agent_from_checkpoint(ckpt: Any, seed: int | None = None) -> TDValueAgent:
+    """A :class:`TDValueAgent` from a loaded checkpoint (:class:`agents.checkpoint.Checkpoint`)."""
+    from spieltisch.agents.checkpoint import CheckpointError
+
+    where = ckpt._where()
+    try:
+        arch = TDArch.from_json(ckpt.meta["arch"])
+        params = params_from_tensors(arch, ckpt.tensors, where)
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(f"{where}: bad TD value net: {err}") from err
+    return TDValueAgent(params, seed=seed)
+
+
+def is_td_checkpoint(meta: dict[str, Any]) -> bool:
+    arch = meta.get("arch")
+    return isinstance(arch, dict) and arch.get("kind") == ARCH_KIND

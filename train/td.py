@@ -1,0 +1,523 @@
+"""TD(lambda) self-play over afterstates for backgammon, TD-Gammon style (read top to bottom).
+
+The learner is a value network over afterstates (:mod:`spieltisch.agents.td_value`: 198
+inputs from the mover's view, ``hidden`` sigmoid units, 5 sigmoid outputs = the mover's
+win / gammon / backgammon probabilities). One game of training:
+
+1. Start from the opening position; roll the dice from the run's generator (the engine's chance
+   kernels, :mod:`spieltisch.envs.backgammon.kernels`).
+2. **Choose a play.** The engine's play generator lists every distinct legal play of the roll
+   (whole plays, compulsory-play rules included) and the board after each; the net values each
+   afterstate for the mover; the player on turn takes the one of highest equity (greedy, no
+   exploration: the dice explore, as in TD-Gammon). A play that bears off the last checker is
+   valued by its exact result. Both seats use the same net.
+3. **TD error.** Let ``y_t`` be the outputs of the chosen afterstate ``x_t`` (in its mover's
+   view). The previous afterstate ``x_{t-1}`` was the opponent's, so its target is ``y_t`` seen
+   from the other side, ``F(y_t) = (1 - y0, y3, y4, y1, y2)``: ``delta = F(y_t) - y_{t-1}``.
+   At the end of the game ``y_t`` is the exact result.
+4. **Update with eligibility traces**, one trace per output: ``w += lr * sum_o delta_o e_o``.
+   Then ``e <- lambda * L e + grad y_t`` where ``L`` is the linear part of ``F`` (it negates
+   the win trace and swaps the gammon traces of the two sides), so each past afterstate's trace
+   is kept in the view of the current one. This is the backward view of the lambda-return with
+   the perspective switching every move; for ``lambda = 1`` it sums to a Monte-Carlo update
+   towards the final result of every afterstate. Traces start at zero every game.
+
+Everything of one game runs in one compiled kernel (:func:`train_games`) calling the engine's
+kernels and the net's kernels; Python only hands it chunks of games, logs, evaluates and
+checkpoints. Because traces are reset every game, the trainer's whole state between games is
+the weights, the generator and the counters: a checkpoint is exact, and ``--resume`` continues
+as if the run had not stopped (and the chunking never changes the result).
+
+Every ``eval_interval`` games the current weights play ``pubeval`` in the arena (seats swapped,
+paired dice) and the points per game with its 95% interval go to TensorBoard; the final
+evaluation is written next to the final checkpoint (``final_eval.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+from spieltisch.agents import td_value as tv
+from spieltisch.agents.checkpoint import (
+    CheckpointError,
+    git_revision,
+    load_checkpoint,
+    save_checkpoint,
+)
+from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon.engine import BackgammonGame
+from spieltisch.train.config import TDConfig, config_to_dict
+
+#: config keys that may differ between a run and its resumption (they do not change learning)
+RESUMABLE_CHANGES = {
+    "total_games",
+    "stop_after_games",
+    "progress",
+    "tensorboard",
+    "eval_interval",
+    "eval_games",
+    "eval_workers",
+    "final_eval_games",
+    "checkpoint_interval",
+    "keep_checkpoints",
+    "chunk_games",
+}
+#: the run's statistics per game returned by the kernel (columns of ``stats``)
+ST_MOVES, ST_DELTA2, ST_STEPS, ST_POINTS0, ST_GAMMON = range(5)
+MAX_MOVES = 10_000  # safety net: a game still running after this many plays is abandoned
+
+
+# ----------------------------------------------------------------------------------------------
+# The compiled learner
+# ----------------------------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _td_update(W1, b1, W2, b2, eW1, eb1, eW2, eb2, active, delta, lr, lam, decay):
+    """``w += lr * sum_o delta_o e_o``; then (``decay``) ``e <- lam * L e`` (the gradient is added
+    by the caller). One pass over the trace rows in use."""
+    hidden = b1.shape[0]
+    d0, d1, d2, d3, d4 = delta[0], delta[1], delta[2], delta[3], delta[4]
+    for i in range(W1.shape[0]):
+        if not active[i]:
+            continue
+        for j in range(hidden):
+            a0 = eW1[0, i, j]
+            a1 = eW1[1, i, j]
+            a2 = eW1[2, i, j]
+            a3 = eW1[3, i, j]
+            a4 = eW1[4, i, j]
+            W1[i, j] += lr * (d0 * a0 + d1 * a1 + d2 * a2 + d3 * a3 + d4 * a4)
+            if decay:
+                eW1[0, i, j] = -lam * a0
+                eW1[1, i, j] = lam * a3
+                eW1[2, i, j] = lam * a4
+                eW1[3, i, j] = lam * a1
+                eW1[4, i, j] = lam * a2
+    for j in range(hidden):
+        a0, a1, a2, a3, a4 = eb1[0, j], eb1[1, j], eb1[2, j], eb1[3, j], eb1[4, j]
+        b1[j] += lr * (d0 * a0 + d1 * a1 + d2 * a2 + d3 * a3 + d4 * a4)
+        if decay:
+            eb1[0, j] = -lam * a0
+            eb1[1, j] = lam * a3
+            eb1[2, j] = lam * a4
+            eb1[3, j] = lam * a1
+            eb1[4, j] = lam * a2
+    for o in range(tv.NUM_OUTPUTS):
+        for j in range(hidden):
+            a0, a1, a2 = eW2[0, o, j], eW2[1, o, j], eW2[2, o, j]
+            a3, a4 = eW2[3, o, j], eW2[4, o, j]
+            W2[o, j] += lr * (d0 * a0 + d1 * a1 + d2 * a2 + d3 * a3 + d4 * a4)
+            if decay:
+                eW2[0, o, j] = -lam * a0
+                eW2[1, o, j] = lam * a3
+                eW2[2, o, j] = lam * a4
+                eW2[3, o, j] = lam * a1
+                eW2[4, o, j] = lam * a2
+        a0, a1, a2, a3, a4 = eb2[0, o], eb2[1, o], eb2[2, o], eb2[3, o], eb2[4, o]
+        b2[o] += lr * (d0 * a0 + d1 * a1 + d2 * a2 + d3 * a3 + d4 * a4)
+        if decay:
+            eb2[0, o] = -lam * a0
+            eb2[1, o] = lam * a3
+            eb2[2, o] = lam * a4
+            eb2[3, o] = lam * a1
+            eb2[4, o] = lam * a2
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_gradient(W2, x, nz, n_nz, h, y, eW1, eb1, eW2, eb2, active):
+    """``e += grad y`` at the last forward pass (only the rows of the active inputs of W1)."""
+    hidden = h.shape[0]
+    for o in range(tv.NUM_OUTPUTS):
+        c = y[o] * (1.0 - y[o])
+        eb2[o, o] += c
+        for j in range(hidden):
+            eW2[o, o, j] += c * h[j]
+    for t in range(n_nz):
+        active[nz[t]] = True
+    for o in range(tv.NUM_OUTPUTS):
+        c = y[o] * (1.0 - y[o])
+        for j in range(hidden):
+            g = c * W2[o, j] * h[j] * (1.0 - h[j])
+            eb1[o, j] += g
+            for t in range(n_nz):
+                i = nz[t]
+                eW1[o, i, j] += g * x[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def train_games(
+    W1, b1, W2, b2, initial, n_games, first_game, lr0, lr1, decay_games, lam, rng, ws, stats
+):
+    """Play ``n_games`` self-play games from the state vector ``initial`` and learn from each
+    (steps 1-4 of the module docstring). Games are numbered from ``first_game`` (for the
+    learning-rate schedule: linear from ``lr0`` to ``lr1`` over ``decay_games`` games, then
+    ``lr1``). Dice come from ``rng``; ``ws`` is the engine's play-generator workspace
+    (:func:`kernels.new_workspace`). Writes one row of ``stats`` per game."""
+    hidden = b1.shape[0]
+    n_in = W1.shape[0]
+    no = tv.NUM_OUTPUTS
+    boards = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=np.int32)
+    eW1 = np.zeros((no, n_in, hidden))
+    eb1 = np.zeros((no, hidden))
+    eW2 = np.zeros((no, no, hidden))
+    eb2 = np.zeros((no, no))
+    active = np.zeros(n_in, dtype=np.bool_)
+    x = np.zeros(n_in)
+    nz = np.zeros(n_in, dtype=np.int64)
+    h = np.zeros(hidden)
+    y = np.zeros(no)
+    fy = np.zeros(no)
+    prev = np.zeros(no)
+    delta = np.zeros(no)
+    n_nz = 0
+    for g in range(n_games):
+        gi = first_game + g
+        lr = lr1
+        if gi < decay_games:
+            lr = lr0 + (lr1 - lr0) * gi / decay_games
+        s = initial.copy()
+        eW1[:] = 0.0
+        eb1[:] = 0.0
+        eW2[:] = 0.0
+        eb2[:] = 0.0
+        active[:] = False
+        have_prev = False
+        moves = 0
+        d2sum = 0.0
+        steps = 0
+        while moves < MAX_MOVES:
+            # 1. roll
+            d1, dd = k.dice_of(s, rng.integers(0, 180))
+            k.put_dice(s, d1, dd)
+            k.generate(s, ws, False)
+            mover = s[k.M_TURN]
+            n = s[k.M_NPLAYS]
+            k.play_boards(s, ws, boards)
+            # 2. the afterstate of highest equity
+            best = -1e300
+            bi = 0
+            for p in range(n):
+                row = boards[p]
+                if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
+                    tv.result_outputs(row, mover, y)
+                else:
+                    n_nz = tv.encode(row, mover, x, nz)
+                    tv.forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
+                v = tv.equity(y)
+                if v > best:
+                    best = v
+                    bi = p
+            row = boards[bi]
+            final = row[k.SIDE * mover + k.OFF] == k.CHECKERS
+            if final:
+                tv.result_outputs(row, mover, y)
+            else:
+                n_nz = tv.encode(row, mover, x, nz)
+                tv.forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
+            # 3./4. TD error of the previous afterstate, update, traces
+            if have_prev:
+                tv.flip(y, fy)
+                for o in range(no):
+                    delta[o] = fy[o] - prev[o]
+                    d2sum += delta[o] * delta[o]
+                steps += 1
+                _td_update(W1, b1, W2, b2, eW1, eb1, eW2, eb2, active, delta, lr, lam, not final)
+            k.play(s, bi, ws)
+            moves += 1
+            if final:
+                break
+            if not have_prev:
+                have_prev = True
+            _add_gradient(W2, x, nz, n_nz, h, y, eW1, eb1, eW2, eb2, active)
+            for o in range(no):
+                prev[o] = y[o]
+        stats[g, ST_MOVES] = moves
+        stats[g, ST_DELTA2] = d2sum
+        stats[g, ST_STEPS] = steps
+        pts = s[k.M_POINTS] if s[k.M_PHASE] == k.PH_OVER else 0
+        stats[g, ST_POINTS0] = pts if s[k.M_WINNER] == 0 else -pts
+        stats[g, ST_GAMMON] = 1.0 if s[k.M_RESULT] >= k.RESULT_GAMMON else 0.0
+
+
+def initial_vector() -> np.ndarray:
+    """The engine's state vector of a new game (before the opening roll), no cube."""
+    return BackgammonGame().new_initial_state().s.copy()
+
+
+# ----------------------------------------------------------------------------------------------
+# Trainer state and checkpoints
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class TDState:
+    """Everything a resumed run needs besides the config."""
+
+    params: dict[str, np.ndarray]
+    rng: np.random.Generator
+    games: int = 0
+    moves: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+    evals: list[dict[str, Any]] = field(default_factory=list)
+
+
+def env_version() -> str:
+    from spieltisch.envs import GAMES
+
+    return GAMES["backgammon"]
+
+
+def checkpoint_meta(cfg: TDConfig, state: TDState, kind: str) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "game": cfg.game,
+        "env_version": env_version(),
+        "game_options": dict(cfg.game_options),
+        "arch": tv.TDArch(hidden=cfg.hidden).to_json(),
+        "algorithm": cfg.algorithm,
+        "iteration": state.games,
+        "global_step": state.games,
+        "games": state.games,
+        "moves": state.moves,
+        "config": config_to_dict(cfg),
+        "git_revision": git_revision(),
+        "metrics": dict(state.metrics),
+        "numba_version": numba.__version__,
+        "numpy_version": np.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def _tensors(params: dict[str, np.ndarray]) -> dict[str, Any]:
+    import torch
+
+    return {f"model.{n}": torch.from_numpy(np.ascontiguousarray(params[n])) for n in tv.PARAM_NAMES}
+
+
+def save_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
+    """A training checkpoint (also loadable as an agent): weights, counters, generator state."""
+    meta = checkpoint_meta(cfg, state, "training")
+    meta["trainer"] = {"rng": state.rng.bit_generator.state, "evals": state.evals}
+    save_checkpoint(path, meta, _tensors(state.params))
+
+
+def restore_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
+    ckpt = load_checkpoint(path, cfg.game)
+    meta = ckpt.meta
+    if meta.get("kind") != "training" or "trainer" not in meta:
+        raise CheckpointError(f"{path} is not a training checkpoint (no trainer state)")
+    saved = meta["config"]
+    now = config_to_dict(cfg)
+    changed = sorted(
+        key for key in now if key not in RESUMABLE_CHANGES and saved.get(key, now[key]) != now[key]
+    )
+    if changed:
+        raise CheckpointError(
+            f"cannot resume {path}: config keys {changed} differ from the run's "
+            f"({', '.join(f'{key}={saved.get(key)!r}' for key in changed)})"
+        )
+    try:
+        arch = tv.TDArch.from_json(meta["arch"])
+        state.params = tv.params_from_tensors(arch, ckpt.tensors, str(path))
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(f"{path}: bad TD value net: {err}") from err
+    state.rng.bit_generator.state = meta["trainer"]["rng"]
+    state.evals = list(meta["trainer"].get("evals", []))
+    state.games = int(meta["games"])
+    state.moves = int(meta["moves"])
+    state.metrics = dict(meta.get("metrics", {}))
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    pointer = run_dir / "checkpoints" / "latest.txt"
+    if not pointer.exists():
+        return None
+    return run_dir / "checkpoints" / pointer.read_text().strip()
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------------------------
+# Evaluation (the arena)
+# ----------------------------------------------------------------------------------------------
+def arena_eval(
+    checkpoint: Path, opponent: str, games: int, seed: int, workers: int = 1
+) -> dict[str, Any]:
+    """``checkpoint:<path>`` against ``opponent`` in the arena: ``games // 2`` seeds, seats
+    swapped, paired dice. Returns points per game with its 95% interval, win rate, gammons."""
+    from spieltisch.agents.arena import evaluate
+
+    seeds = max(1, games // 2)
+    report = evaluate(
+        "backgammon", [f"checkpoint:{checkpoint}", opponent], seeds=seeds, seed=seed,
+        workers=workers,
+    )  # fmt: skip
+    p = report.pairs[0]
+    return {
+        "opponent": opponent,
+        "games": p.games,
+        "arena_seed": seed,
+        "ppg": p.mean_reward,
+        "ppg_low": p.reward_low,
+        "ppg_high": p.reward_high,
+        "win_rate": p.win_rate,
+        "win_low": p.win_low,
+        "win_high": p.win_high,
+        "gammon_won_rate": p.extra.get("gammon_won_rate"),
+        "gammon_lost_rate": p.extra.get("gammon_lost_rate"),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# The training loop
+# ----------------------------------------------------------------------------------------------
+def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, Any]:
+    """Run (or resume) a TD(lambda) training run; returns the final metrics."""
+    if cfg.game_options.get("cube", False):
+        raise ValueError("TD training plays without the doubling cube (game_options.cube)")
+    run_dir = Path(cfg.run_dir)
+    ckpt_dir = run_dir / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+
+    rng = np.random.default_rng(cfg.seed)
+    params = tv.init_params(tv.TDArch(hidden=cfg.hidden), rng, cfg.init_scale)
+    state = TDState(params=params, rng=rng)
+    if resume:
+        path = latest_checkpoint(run_dir)
+        if path is None:
+            raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
+        restore_trainer(path, cfg, state)
+        log(f"resumed from {path} at game {state.games}")
+    _write_text_atomic(
+        run_dir / "config.resolved.json", json.dumps(config_to_dict(cfg), indent=2) + "\n"
+    )
+
+    writer = None
+    if cfg.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(run_dir / "tb"), purge_step=state.games or None)
+    bar = None
+    if cfg.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=cfg.total_games, initial=state.games, unit="game", smoothing=0.05)
+
+    initial = initial_vector()
+    ws = k.new_workspace()
+    p = state.params
+    games_here = 0
+    cpu0 = time.process_time()
+    while state.games < cfg.total_games:
+        # a chunk ends at the next checkpoint / evaluation / stop boundary (chunking does not
+        # change the result: traces are per game, the generator is sequential)
+        n = min(cfg.chunk_games, cfg.total_games - state.games)
+        for interval in (cfg.checkpoint_interval, cfg.eval_interval):
+            if interval:
+                n = min(n, interval - state.games % interval)
+        if cfg.stop_after_games is not None:
+            n = min(n, cfg.stop_after_games - games_here)
+        stats = np.zeros((n, 5))
+        t0 = time.perf_counter()
+        train_games(
+            p["W1"], p["b1"], p["W2"], p["b2"], initial, n, state.games,
+            cfg.lr, cfg.lr_final, cfg.lr_decay_games, cfg.lam, state.rng, ws, stats,
+        )  # fmt: skip
+        elapsed = time.perf_counter() - t0
+        state.games += n
+        games_here += n
+        state.moves += int(stats[:, ST_MOVES].sum())
+        steps = max(1.0, stats[:, ST_STEPS].sum())
+        metrics = {
+            "loss/td_error_rms": float(np.sqrt(stats[:, ST_DELTA2].sum() / (5 * steps))),
+            "throughput/games_per_s": n / max(elapsed, 1e-9),
+            "throughput/games_per_hour": 3600 * n / max(elapsed, 1e-9),
+            "charts/moves_per_game": float(stats[:, ST_MOVES].mean()),
+            "charts/gammon_rate": float(stats[:, ST_GAMMON].mean()),
+            "charts/lr": cfg.lr_final
+            if state.games >= cfg.lr_decay_games
+            else cfg.lr + (cfg.lr_final - cfg.lr) * state.games / cfg.lr_decay_games,
+        }
+        done = state.games >= cfg.total_games
+        stopping = cfg.stop_after_games is not None and games_here >= cfg.stop_after_games
+        save_now = state.games % cfg.checkpoint_interval == 0 or done or stopping
+        eval_now = bool(cfg.eval_interval) and state.games % cfg.eval_interval == 0
+        if eval_now:
+            name = f"games_{state.games:09d}"
+            save_trainer(ckpt_dir / name, cfg, state)
+            ev = arena_eval(
+                ckpt_dir / name, cfg.eval_opponent, cfg.eval_games, cfg.seed * 1000 + 7,
+                cfg.eval_workers,
+            )  # fmt: skip
+            ev["training_games"] = state.games
+            state.evals.append(ev)
+            metrics.update({f"eval/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high")})
+            metrics["eval/win_rate"] = ev["win_rate"]
+            log_line = (
+                f"game {state.games}: vs {cfg.eval_opponent} {ev['ppg']:+.3f} ppg "
+                f"[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}] over {ev['games']} games"
+            )
+            if bar is not None:
+                bar.write(log_line)
+            else:
+                log(log_line)
+        state.metrics = {key: float(v) for key, v in metrics.items()}
+        if writer is not None:
+            for key, v in metrics.items():
+                writer.add_scalar(key, v, state.games)
+            writer.flush()
+        if bar is not None:
+            bar.update(n)
+            post = {"td_rms": f"{metrics['loss/td_error_rms']:.3f}"}
+            if state.evals:
+                post["ppg"] = f"{state.evals[-1]['ppg']:+.3f}"
+            bar.set_postfix(post)
+        if save_now or eval_now:
+            name = f"games_{state.games:09d}"
+            save_trainer(ckpt_dir / name, cfg, state)  # (again after an eval: it is recorded)
+            _write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
+            for old in sorted(ckpt_dir.glob("games_*.json"))[: -cfg.keep_checkpoints]:
+                old.unlink()  # the JSON first: a pair without it is never loaded
+                old.with_suffix(".safetensors").unlink(missing_ok=True)
+        if stopping and not done:
+            break
+
+    if bar is not None:
+        bar.close()
+    cpu = time.process_time() - cpu0
+    result: dict[str, Any] = {"games": state.games, "iteration": state.games}
+    result["global_step"] = state.games
+    result["cpu_seconds_this_process"] = cpu
+    if state.games >= cfg.total_games:
+        # final evaluation, written next to the final checkpoint
+        final = run_dir / "final"
+        save_checkpoint(final, checkpoint_meta(cfg, state, "policy"), _tensors(state.params))
+        evaluation: dict[str, Any] = {"training_games": state.games}
+        if cfg.final_eval_games:
+            ev = arena_eval(
+                final, cfg.eval_opponent, cfg.final_eval_games, cfg.seed * 1000 + 11,
+                cfg.eval_workers,
+            )  # fmt: skip
+            evaluation.update(ev)
+            state.metrics.update(
+                {f"final/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high")}
+            )
+            state.metrics["final/win_rate"] = ev["win_rate"]
+            save_checkpoint(final, checkpoint_meta(cfg, state, "policy"), _tensors(state.params))
+            if writer is not None:
+                writer.add_scalar("final/ppg", ev["ppg"], state.games)
+        _write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
+        result["final_eval"] = evaluation
+    if writer is not None:
+        writer.close()
+    result["metrics"] = dict(state.metrics)
+    return result
