@@ -19,7 +19,7 @@ from typing import Any
 #: game name -> env module name (the version suffix changes only when behaviour changes)
 GAMES = {"kalaha": "kalaha_v0", "hus": "hus_v0", "hilo": "hilo_v0", "backgammon": "backgammon_v0"}
 
-__all__ = ["GAMES", "env_module", "make", *GAMES.values()]
+__all__ = ["GAMES", "env_module", "make", "make_gym", *GAMES.values()]
 
 
 def env_module(game: str) -> ModuleType:
@@ -32,6 +32,14 @@ def env_module(game: str) -> ModuleType:
 def make(game: str, **options: Any) -> Any:
     """``env(**options)`` of the game named ``game``, with PettingZoo's standard wrappers."""
     return env_module(game).env(**options)
+
+
+def make_gym(game: str, opponents: Any = ("random",), seat: int | str = 0, **kwargs: Any) -> Any:
+    """A Gymnasium single-agent env: your ``seat`` of ``game`` against ``opponents`` (agent
+    names or Agent objects); see :mod:`spieltisch.envs.single_agent`."""
+    from spieltisch.envs.single_agent import make_gym as _make_gym
+
+    return _make_gym(game, opponents=opponents, seat=seat, **kwargs)
 
 
 def __getattr__(name: str) -> ModuleType:
