@@ -21,12 +21,22 @@ from spieltisch.agents.checkpoint import CheckpointError, load_checkpoint
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 
 
-def pretrained_path(game: str) -> Path:
+def pretrained_name(game: str, game_options: dict[str, Any] | None = None) -> str:
+    """The file stem of the shipped agent for ``game`` with ``game_options``: the game's name,
+    except HiLo with 3 or 4 players (``hilo_3p``, ``hilo_4p``), whose observations differ."""
+    players = int((game_options or {}).get("num_players", 2))
+    if game == "hilo" and players != 2:
+        return f"hilo_{players}p"
+    return game
+
+
+def pretrained_path(game: str, game_options: dict[str, Any] | None = None) -> Path:
     """The shipped checkpoint of ``game`` (weights path); raises if there is none."""
-    path = PRETRAINED_DIR / f"{game}.safetensors"
+    name = pretrained_name(game, game_options)
+    path = PRETRAINED_DIR / f"{name}.safetensors"
     if not path.exists():
         shipped = sorted(p.stem for p in PRETRAINED_DIR.glob("*.safetensors"))
-        raise ValueError(f"no pretrained agent for {game!r}; shipped: {shipped}")
+        raise ValueError(f"no pretrained agent {name!r} for {game}; shipped: {shipped}")
     return path
 
 
@@ -61,7 +71,7 @@ def make_prefixed_agent(
     if prefix == "pretrained":
         if value and value != game:
             raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
-        path = pretrained_path(game)
+        path = pretrained_path(game, game_options)
     elif prefix == "checkpoint":
         if not value:
             raise ValueError("checkpoint:<path> needs a path")

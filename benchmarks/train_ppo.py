@@ -1,12 +1,15 @@
 """Train a self-play PPO agent, evaluate it in the arena, record the result (and optionally ship it).
 
     python benchmarks/train_ppo.py configs/kalaha_ppo.yaml --opponents random alphabeta:depth=4 \
-        --seeds 250 [--set key=value ...] [--ship]
+        --seeds 500 [--set key=value ...] [--policy best] [--search 4] [--ship]
 
-Runs ``spieltisch train`` in-process (timed), evaluates ``run_dir/final`` with the arena
-(``spieltisch eval`` pairs: swapped seats, paired seeds, random openings), prints the results and
-writes ``benchmarks/results/<config>_train.json`` (command, training time, machine, metrics).
-``--ship`` copies the policy to ``agents/pretrained/<game>.safetensors`` (+ ``.json``) with the
+Runs ``spieltisch train`` in-process (timed: wall and CPU seconds), evaluates the run's
+``final`` (or ``best``) policy with the arena (``spieltisch eval`` pairs: swapped seats, paired
+seeds, random openings in Kalaha and Hus; for more than two players a table of the policy
+against ``--table-opponent`` in every other seat), prints the results and writes
+``benchmarks/results/<config>_train.json`` (command, training time, machine, metrics).
+``--search N`` also evaluates the policy with N plies of search over its value head
+(``checkpoint:<path>:search=N``). ``--ship`` copies the policy to ``agents/pretrained/`` with the
 evaluation and the reproducing command in its metadata.
 """
 
@@ -33,11 +36,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--train-seconds", type=float, help="with --skip-training: the run's measured wall time"
     )
+    parser.add_argument("--train-cpu-seconds", type=float, help="with --skip-training")
+    parser.add_argument("--policy", choices=("final", "best"), default="final")
+    parser.add_argument("--search", type=int, help="also evaluate with this search depth")
+    parser.add_argument("--table-opponent", help="more than two players: the other seats' agent")
     parser.add_argument("--ship", action="store_true", help="copy the policy to agents/pretrained")
     args = parser.parse_args(argv)
 
     from spieltisch.agents.arena import evaluate, machine_info
     from spieltisch.agents.checkpoint import load_checkpoint, save_checkpoint
+    from spieltisch.agents.policy_agents import pretrained_name
     from spieltisch.train.config import config_to_dict, load_config
     from spieltisch.train.ppo import train
 
@@ -45,45 +53,59 @@ def main(argv: list[str] | None = None) -> int:
     command = "spieltisch train " + " ".join(
         [shlex.quote(args.config), *(f"--set {shlex.quote(o)}" for o in args.overrides)]
     )
-    train_seconds = args.train_seconds
+    train_seconds, train_cpu = args.train_seconds, args.train_cpu_seconds
     if not args.skip_training:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         train(cfg)
         train_seconds = time.perf_counter() - start
-    final = Path(cfg.run_dir) / "final"
+        train_cpu = time.process_time() - cpu_start
+    final = Path(cfg.run_dir) / args.policy
     ckpt = load_checkpoint(final, cfg.game)
-    evaluation = {}
-    for opponent in args.opponents:
-        report = evaluate(
-            cfg.game,
-            [f"checkpoint:{final}", opponent],
-            seeds=args.seeds,
-            options=dict(cfg.game_options),
-            opening_plies=2 if cfg.game in ("kalaha", "hus") else 0,
-            workers=1,
-        )
-        pair = json.loads(report.to_json())["pairs"][0]
-        evaluation[f"vs_{opponent}"] = {
-            k: v for k, v in pair.items() if k not in ("agent", "extra")
-        }
-        print(report.to_markdown())
+    players = int(cfg.game_options.get("num_players", 2))
+    evaluation: dict[str, dict] = {}
+    variants = [("", f"checkpoint:{final}")]
+    if args.search:
+        variants.append((f"search={args.search}/", f"checkpoint:{final}:search={args.search}"))
+    for label, me in variants:
+        for opponent in args.opponents:
+            start = time.perf_counter()
+            if players > 2:
+                report = evaluate(
+                    cfg.game, [me] + [opponent] * (players - 1), seeds=args.seeds,
+                    options=dict(cfg.game_options), mode="table", workers=1,
+                )  # fmt: skip
+                row = json.loads(report.to_json())["table"][0]
+                result_row = {k: v for k, v in row.items() if k != "agent"}
+            else:
+                report = evaluate(
+                    cfg.game, [me, opponent], seeds=args.seeds, options=dict(cfg.game_options),
+                    opening_plies=2 if cfg.game in ("kalaha", "hus") else 0, workers=1,
+                )  # fmt: skip
+                pair = json.loads(report.to_json())["pairs"][0]
+                result_row = {k: v for k, v in pair.items() if k not in ("agent", "extra")}
+            result_row["seconds"] = round(time.perf_counter() - start, 1)
+            evaluation[f"{label}vs_{opponent}"] = result_row
+            print(report.to_markdown())
     result = {
         "config": args.config,
         "command": command,
         "train_seconds_wall": train_seconds,
+        "train_seconds_cpu": train_cpu,
+        "policy": args.policy,
         "cpu_count": os.cpu_count(),
         "note": "machine shared with other jobs while training; wall time is noisy",
         "global_step": ckpt.meta["global_step"],
         "training_metrics": ckpt.meta["metrics"],
         "evaluation": evaluation,
         "evaluation_command": (
-            f"spieltisch eval {cfg.game} --agents checkpoint:{final} OPPONENT "
+            f"spieltisch eval {cfg.game} --agents checkpoint:{final}[:search=N] OPPONENT "
             f"--seeds {args.seeds} --workers 1"
         ),
         "resolved_config": config_to_dict(cfg),
         "machine": machine_info(),
     }
-    out = ROOT / "benchmarks" / "results" / f"{Path(args.config).stem}_train.json"
+    name = pretrained_name(cfg.game, cfg.game_options)
+    out = ROOT / "benchmarks" / "results" / f"{name}_ppo_train.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {out}")
@@ -94,8 +116,17 @@ def main(argv: list[str] | None = None) -> int:
             if k not in ("format", "format_version", "weights_sha256")
         }
         meta["evaluation"] = evaluation
-        meta["reproduce"] = {"train": command, "train_seconds_wall": train_seconds}
-        dest = ROOT / "agents" / "pretrained" / cfg.game
+        meta["reproduce"] = {
+            "train": command,
+            "policy": args.policy,
+            "train_seconds_wall": train_seconds,
+            "train_seconds_cpu": train_cpu,
+            "evaluate": (
+                f"spieltisch eval {cfg.game} --agents pretrained:{cfg.game}[:search=N] OPPONENT "
+                f"--seeds {args.seeds}"
+            ),
+        }
+        dest = ROOT / "agents" / "pretrained" / name
         save_checkpoint(dest, meta, ckpt.tensors)
         print(f"shipped {dest}.safetensors")
     return 0

@@ -1,0 +1,123 @@
+"""Search over a network's value head (``pretrained:<game>:search=N``) against a plain recursive
+minimax over the single-game engine, which shares no code with the batched tree expansion."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from spieltisch.agents.policy import PolicyArch, PolicyNet
+from spieltisch.agents.registry import make_agent
+from spieltisch.agents.value_search import ValueSearchAgent, searched_values
+from spieltisch.envs.hus.engine import HusGame
+from spieltisch.envs.hus.engine import observation_index as hus_index
+from spieltisch.envs.kalaha.engine import KalahaGame
+from spieltisch.envs.kalaha.engine import observation_index as kalaha_index
+
+KALAHA = {"pits": 4, "seeds": 3, "rules": "goki"}
+
+
+def _net(observation_size: int, num_actions: int, scale: float) -> PolicyNet:
+    torch.manual_seed(1)
+    return PolicyNet(PolicyArch(observation_size, num_actions, (16,), scale)).eval()
+
+
+def _value(net: PolicyNet, obs: np.ndarray, mask: np.ndarray) -> float:
+    with torch.no_grad():
+        _, v = net(torch.from_numpy(obs[None].astype(np.float32)), torch.from_numpy(mask[None]))
+    return float(v[0])
+
+
+def _minimax(state, root: int, depth: int, net: PolicyNet, index) -> float:
+    """Value for ``root`` of ``state``: exact at the end, the value head at depth 0."""
+    if state.is_terminal():
+        return float(state.returns()[root])
+    mover = state.current_player
+    if depth == 0:
+        v = _value(net, state.board[index(mover)], state.legal_mask())
+        return v if mover == root else -v
+    children = []
+    for a in state.legal_actions():
+        child = state.clone()
+        child.apply(a)
+        children.append(_minimax(child, root, depth - 1, net, index))
+    return max(children) if mover == root else min(children)
+
+
+def _random_states(game, count: int, rng: np.random.Generator):
+    states = []
+    while len(states) < count:
+        state = game.new_initial_state()
+        for _ in range(int(rng.integers(0, 30))):
+            if state.is_terminal():
+                break
+            state.apply(int(rng.choice(state.legal_actions())))
+        if not state.is_terminal():
+            states.append(state)
+    return states
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_kalaha_search_equals_recursive_minimax(depth: int) -> None:
+    game = KalahaGame(**KALAHA)
+    net = _net(10, 4, 3.0)
+    rng = np.random.default_rng(depth)
+    for state in _random_states(game, 25, rng):
+        player = state.current_player
+        actions, values = searched_values(net, "kalaha", KALAHA, state.board, player, depth)
+        assert actions.tolist() == list(state.legal_actions())
+        for a, v in zip(actions, values, strict=True):
+            child = state.clone()
+            child.apply(int(a))
+            expected = _minimax(child, player, depth - 1, net, lambda s: kalaha_index(4, s))
+            assert v == pytest.approx(expected, abs=1e-5), (state.to_text(), a)
+
+
+def test_hus_search_equals_recursive_minimax() -> None:
+    game = HusGame()
+    net = _net(32, 16, 4.0)
+    rng = np.random.default_rng(5)
+    for state in _random_states(game, 8, rng):
+        player = state.current_player
+        actions, values = searched_values(net, "hus", {}, state.board, player, 2)
+        for a, v in zip(actions, values, strict=True):
+            child = state.clone()
+            child.apply(int(a))
+            assert v == pytest.approx(_minimax(child, player, 1, net, hus_index), abs=1e-5)
+
+
+def test_search_plays_the_only_winning_move() -> None:
+    """Late positions where exactly one move wins by force within 4 plies (found by the
+    recursive minimax, all leaves finished games): the agent must play it."""
+    game = KalahaGame(**KALAHA)
+    net = _net(10, 4, 3.0)
+    agent = ValueSearchAgent(net, "kalaha", KALAHA, depth=4)
+    index = lambda s: kalaha_index(4, s)  # noqa: E731
+    rng = np.random.default_rng(11)
+    found = 0
+    for state in _random_states(game, 400, rng):
+        player = state.current_player
+        wins = []
+        for a in state.legal_actions():
+            child = state.clone()
+            child.apply(a)
+            wins.append(_minimax(child, player, 3, net, index) == 1.0)
+        if sum(wins) != 1 or len(wins) < 2:
+            continue
+        obs = {"observation": state.board[index(player)], "action_mask": state.legal_mask()}
+        assert agent.act(obs, state.clone()) == state.legal_actions()[wins.index(True)]
+        found += 1
+        if found == 10:
+            break
+    assert found >= 5, found
+
+
+def test_search_agent_names_and_errors() -> None:
+    agent = make_agent("pretrained:kalaha:search=2", "kalaha", seed=0)
+    assert isinstance(agent, ValueSearchAgent) and agent.depth == 2
+    with pytest.raises(ValueError, match="positive integer"):
+        make_agent("pretrained:kalaha:search=0", "kalaha")
+    with pytest.raises(ValueError, match="search"):
+        make_agent("pretrained:kalaha:depth=2", "kalaha")
+    with pytest.raises(ValueError, match="game state"):
+        agent.act({"observation": np.zeros(14), "action_mask": np.ones(6, np.int8)}, None)
