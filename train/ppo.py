@@ -32,6 +32,7 @@ import json
 import os
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -353,8 +354,32 @@ def make_opponent(name: str, cfg: PPOConfig) -> Opponent:
 # ----------------------------------------------------------------------------------------------
 # The training loop
 # ----------------------------------------------------------------------------------------------
-def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, Any]:
-    """Run (or resume) a PPO training run; returns the final metrics."""
+def pool_opponents(
+    arch: PolicyArch, pool: list[dict[str, torch.Tensor] | None], baselines: list[Opponent]
+) -> list[Opponent]:
+    """The opponents of pool games: each pool member (a snapshot's weights, or None for the
+    random policy), then the scripted baselines."""
+    members: list[Opponent] = []
+    for member in pool:
+        if member is None:
+            members.append(RandomOpponent())
+        else:
+            opp = PolicyNet(arch)
+            opp.load_state_dict(member)
+            members.append(PolicyOpponent(opp, greedy=False))
+    return members + baselines
+
+
+def train(
+    cfg: PPOConfig,
+    resume: bool = False,
+    log: Any = print,
+    collect: Callable[[PolicyNet, TrainerState], Rollout] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) a PPO training run; returns the final metrics.
+
+    ``collect(net, state)``, if given, plays each iteration's games instead of
+    :func:`play_iteration` here (the Ray rollout workers of :mod:`spieltisch.train.ray_ppo`)."""
     run_dir = Path(cfg.run_dir)
     ckpt_dir = run_dir / "checkpoints"
     ckpt_dir.mkdir(parents=True, exist_ok=True)
@@ -395,15 +420,7 @@ def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, A
     eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
 
     def opponents_now() -> list[Opponent]:
-        members: list[Opponent] = []
-        for member in state.pool:
-            if member is None:
-                members.append(RandomOpponent())
-            else:
-                opp = PolicyNet(net.arch)
-                opp.load_state_dict(member)
-                members.append(PolicyOpponent(opp, greedy=False))
-        return members + baselines
+        return pool_opponents(net.arch, state.pool, baselines)
 
     opponents = opponents_now()
     iterations_here = 0
@@ -415,7 +432,10 @@ def train(cfg: PPOConfig, resume: bool = False, log: Any = print) -> dict[str, A
             frac = 1.0 - state.global_step / cfg.total_steps
             optimizer.param_groups[0]["lr"] = frac * cfg.lr
 
-        rollout = play_iteration(cfg, games, net, opponents, state.rng)
+        if collect is None:
+            rollout = play_iteration(cfg, games, net, opponents, state.rng)
+        else:
+            rollout = collect(net, state)
         t_play = time.perf_counter() - t0
 
         # 4. PPO update

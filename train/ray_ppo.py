@@ -1,0 +1,250 @@
+"""Distributed self-play PPO on Ray: rollout workers as Ray actors, the learner in the driver.
+
+``spieltisch train configs/kalaha_ppo.yaml --ray`` (a local Ray instance) or ``--ray
+HOST:6379`` (a running cluster, see ``docs/scaling.md``). The training loop is
+:func:`spieltisch.train.ppo.train` itself; only where an iteration's games are played changes:
+
+1. **Broadcast.** The learner puts the current weights into Ray's object store once per
+   iteration (and the opponent pool whenever it changed); every worker reads the same object.
+2. **Rollouts.** The iteration's ``num_games`` games are split over the ``W`` workers (shares
+   differ by at most one game). Worker ``i`` plays its share to the end on the batched engine
+   with those weights against the pool, exactly as :func:`~spieltisch.train.ppo.play_iteration`
+   does on one machine (the same function), with a generator seeded by a number the learner
+   drew from the run's generator, and returns the learner's decisions with their advantages.
+3. **Learning.** The learner concatenates the W rollouts and runs the unchanged PPO update,
+   pool, evaluation and checkpoint code; checkpoints have the single-machine format and
+   metadata, and ``--resume`` works the same (also from a single-machine run and back).
+
+**Worker failure.** A worker task that fails because its actor died (process killed, node
+lost) is resubmitted to a fresh actor with the *same* seed, weights and pool, so it returns
+exactly the rollout the dead worker would have: the learner never sees partial or duplicated
+games, and the run continues with results identical to a run without the failure. After
+``max_worker_failures`` replacements the run stops with an error.
+
+Reproducibility: a seed and a worker count fix the run; a different worker count splits the
+games differently and so gives a different (equally valid) run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+import torch
+from spieltisch.agents.policy import PolicyArch, PolicyNet
+from spieltisch.train.config import PPOConfig
+from spieltisch.train.ppo import Rollout, TrainerState, play_iteration, pool_opponents
+from spieltisch.train.selfplay_games import make_batched_game
+
+
+class RolloutWorker:
+    """Plays a share of an iteration's games (a Ray actor; also usable in-process)."""
+
+    def __init__(self, cfg: PPOConfig, arch: dict[str, Any], num_games: int) -> None:
+        torch.set_num_threads(cfg.torch_threads)
+        self.cfg = cfg
+        self.arch = PolicyArch.from_json(arch)
+        self.games = make_batched_game(cfg.game, cfg.game_options, num_games)
+        self.net = PolicyNet(self.arch)
+        self.pool_version = -1
+        self.opponents: list[Any] = []
+        self.baselines: list[Any] = []
+        if cfg.pool_baselines:
+            from spieltisch.train.opponents import ScriptedOpponent
+
+            self.baselines = [
+                ScriptedOpponent(name, cfg.game, dict(cfg.game_options))
+                for name in cfg.pool_baselines
+            ]
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def play(
+        self,
+        weights: dict[str, torch.Tensor],
+        pool_version: int,
+        pool: list[dict[str, torch.Tensor] | None],
+        seed: int,
+    ) -> tuple[Rollout, float]:
+        """The rollout of this worker's games; (rollout, seconds spent playing)."""
+        t0 = time.perf_counter()
+        self.net.load_state_dict(weights)
+        if pool_version != self.pool_version:
+            self.opponents = pool_opponents(self.arch, pool, self.baselines)
+            self.pool_version = pool_version
+        rng = np.random.default_rng(seed)
+        for baseline in self.baselines:
+            baseline.reseed(rng)
+        rollout = play_iteration(self.cfg, self.games, self.net, self.opponents, rng)
+        return rollout, time.perf_counter() - t0
+
+
+def split_games(num_games: int, workers: int) -> list[int]:
+    """``num_games`` in ``workers`` shares differing by at most one (earlier shares larger)."""
+    if workers < 1:
+        raise ValueError(f"need at least one rollout worker, got {workers}")
+    if num_games < workers:
+        raise ValueError(f"num_games={num_games} cannot be split over {workers} workers")
+    base, extra = divmod(num_games, workers)
+    return [base + (i < extra) for i in range(workers)]
+
+
+def merge_rollouts(parts: list[Rollout]) -> Rollout:
+    """The rollouts of all workers as one (in worker order)."""
+    cat = {
+        name: np.concatenate([getattr(p, name) for p in parts])
+        for name in (
+            "obs",
+            "mask",
+            "actions",
+            "logp",
+            "values",
+            "advantages",
+            "returns",
+            "learner_results",
+        )
+    }
+    return Rollout(
+        **cat,
+        games_played=sum(p.games_played for p in parts),
+        moves_played=sum(p.moves_played for p in parts),
+    )
+
+
+class RayCollector:
+    """Plays each iteration's games on Ray actors (the ``collect`` hook of ``ppo.train``).
+
+    ``on_submit(iteration, collector)`` is called once the tasks of an iteration are in flight
+    (tests use it to kill a worker mid-iteration).
+    """
+
+    def __init__(
+        self,
+        cfg: PPOConfig,
+        num_workers: int,
+        cpus_per_worker: float = 1.0,
+        max_worker_failures: int = 20,
+        on_submit: Any = None,
+        log: Any = print,
+    ) -> None:
+        import ray
+
+        self.ray = ray
+        self.cfg = cfg
+        self.shares = split_games(cfg.num_games, num_workers)
+        self.actor_cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(RolloutWorker)
+        self.workers: list[Any] = []
+        self.max_worker_failures = max_worker_failures
+        self.failures = 0
+        self.on_submit = on_submit
+        self.log = log
+        self._pool_obj: Any = None
+        self._pool_ref: Any = None
+        self._pool_version = 0
+        self.play_seconds: list[float] = []
+
+    def _new_worker(self, i: int, arch: dict[str, Any]) -> Any:
+        return self.actor_cls.remote(self.cfg, arch, self.shares[i])
+
+    def __call__(self, net: PolicyNet, state: TrainerState) -> Rollout:
+        ray = self.ray
+        arch = net.arch.to_json()
+        if not self.workers:
+            self.workers = [self._new_worker(i, arch) for i in range(len(self.shares))]
+        if state.pool is not self._pool_obj:  # ppo.train replaces the list when it changes
+            self._pool_obj = state.pool
+            self._pool_ref = ray.put(list(state.pool))
+            self._pool_version += 1
+        weights = ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
+        seeds = [int(s) for s in state.rng.integers(0, 2**63, size=len(self.workers))]
+
+        def submit(i: int) -> Any:
+            return self.workers[i].play.remote(
+                weights, self._pool_version, self._pool_ref, seeds[i]
+            )
+
+        pending = {submit(i): i for i in range(len(self.workers))}
+        if self.on_submit is not None:
+            self.on_submit(state.iteration, self)
+        results: dict[int, tuple[Rollout, float]] = {}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            i = pending.pop(done[0])
+            try:
+                results[i] = ray.get(done[0])
+            except ray.exceptions.RayActorError as err:
+                self.failures += 1
+                if self.failures > self.max_worker_failures:
+                    raise RuntimeError(
+                        f"{self.failures} rollout worker failures; giving up"
+                    ) from err
+                self.log(f"rollout worker {i} died ({type(err).__name__}); replacing it")
+                self.workers[i] = self._new_worker(i, arch)
+                pending[submit(i)] = i  # same seed, weights and pool: the same games
+        self.play_seconds = [results[i][1] for i in range(len(self.workers))]
+        return merge_rollouts([results[i][0] for i in range(len(self.workers))])
+
+    def worker_pids(self) -> list[int]:
+        return self.ray.get([w.pid.remote() for w in self.workers])
+
+    def shutdown(self) -> None:
+        for w in self.workers:
+            self.ray.kill(w)
+        self.workers = []
+
+
+def init_ray(address: str | None, num_cpus: int | None = None) -> bool:
+    """Connect to the Ray cluster at ``address`` or start a local instance (``None`` or
+    ``"local"``); returns whether this call started Ray (and so should shut it down)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    if address in (None, "", "local"):
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True)
+    else:
+        ray.init(address=address, log_to_driver=True)
+    return True
+
+
+def default_workers() -> int:
+    """One rollout worker per CPU of the cluster, less one for the learner (at least one)."""
+    import ray
+
+    return max(1, int(ray.cluster_resources().get("CPU", 1)) - 1)
+
+
+def train_on_ray(
+    cfg: PPOConfig,
+    resume: bool = False,
+    address: str | None = None,
+    num_workers: int | None = None,
+    cpus_per_worker: float = 1.0,
+    num_cpus: int | None = None,
+    on_submit: Any = None,
+    log: Any = print,
+) -> dict[str, Any]:
+    """:func:`spieltisch.train.ppo.train` with the games played by Ray rollout workers."""
+    import ray
+    from spieltisch.train.ppo import train
+
+    started = init_ray(address, num_cpus)
+    try:
+        workers = num_workers or default_workers()
+        collector = RayCollector(cfg, workers, cpus_per_worker, on_submit=on_submit, log=log)
+        log(
+            f"Ray: {workers} rollout workers on {ray.cluster_resources().get('CPU', 0):.0f} "
+            f"CPUs in {len(ray.nodes())} node(s)"
+        )
+        try:
+            result = train(cfg, resume=resume, log=log, collect=collector)
+        finally:
+            collector.shutdown()
+        result["ray"] = {"workers": workers, "worker_failures": collector.failures}
+        return result
+    finally:
+        if started:
+            ray.shutdown()
