@@ -45,3 +45,23 @@ def test_batched_observations_equal_env_observations(game: str, options: dict) -
 def test_unknown_game_is_refused() -> None:
     with pytest.raises(ValueError, match="does not support game"):
         make_batched_game("chess", {}, 4)
+
+
+@pytest.mark.parametrize("reward", ["win", "coins"])
+def test_hilo_training_rewards_equal_env_rewards(reward: str) -> None:
+    rng = np.random.default_rng(9)
+    games = make_batched_game("hilo", {"num_players": 3, "reward": reward}, 24)
+    games.reset(rng)
+    for _ in range(3000):
+        if games.terminal.all():
+            break
+        games.step(games.batch.sample_random_actions(rng))
+    assert games.terminal.all()
+    env = make("hilo", num_players=3, reward=reward).unwrapped
+    env.reset(seed=0)
+    returns = games.returns()
+    for g in range(games.num_games):
+        env.state = games.batch.state(g)
+        np.testing.assert_allclose(returns[g], env._final_rewards())
+    with pytest.raises(ValueError, match="reward"):
+        make_batched_game("hilo", {"reward": "points"}, 2)

@@ -128,6 +128,9 @@ class HiLoGames:
 
     def __init__(self, options: dict[str, Any], num_games: int) -> None:
         kwargs = {k: options[k] for k in ("num_players", "final_round") if k in options}
+        self.reward = str(options.get("reward", "win"))
+        if self.reward not in ("win", "coins"):
+            raise ValueError(f"reward must be 'win' or 'coins', got {self.reward!r}")
         self.game = HiLoGame(**kwargs)
         self.batch = HiLoBatch(self.game, num_games, seed=0)
         self.num_games = num_games
@@ -153,7 +156,15 @@ class HiLoGames:
         self.batch.step(actions)
 
     def returns(self) -> np.ndarray:
-        return self.batch.returns()
+        """The env's final rewards: ``reward="win"`` (zero-sum win shares, the default) or
+        ``"coins"`` (own coins minus the mean of the others': a denser training signal)."""
+        if self.reward == "win":
+            return self.batch.returns()
+        coins = self.batch.coins().astype(np.float64)
+        n = self.num_players
+        r = coins - (coins.sum(axis=1, keepdims=True) - coins) / (n - 1)
+        r[~self.batch.terminal] = 0.0
+        return r
 
 
 class BackgammonGames:
