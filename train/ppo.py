@@ -304,10 +304,11 @@ def evaluate_against(
     rng = np.random.default_rng(seed)
     if isinstance(opponent, ScriptedOpponent):
         opponent.reseed(rng)
-    games = make_batched_game(cfg.game, cfg.game_options, 1)
+    options = {k: v for k, v in cfg.game_options.items() if k != "reward"}  # results: wins
+    games = make_batched_game(cfg.game, options, 1)
     players = games.num_players
     per_seat = max(1, num_games // players)
-    games = make_batched_game(cfg.game, cfg.game_options, per_seat * players)
+    games = make_batched_game(cfg.game, options, per_seat * players)
     games.reset(rng)
     seat = np.arange(games.num_games) % players
     for _ in range(cfg.max_turns):
