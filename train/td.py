@@ -264,6 +264,10 @@ class TDState:
     moves: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
     evals: list[dict[str, Any]] = field(default_factory=list)
+    #: seconds spent so far over all resumptions: training (wall, CPU), evaluations (wall)
+    seconds: dict[str, float] = field(
+        default_factory=lambda: {"train_wall": 0.0, "train_cpu": 0.0, "eval_wall": 0.0}
+    )
 
 
 def env_version() -> str:
@@ -287,6 +291,7 @@ def checkpoint_meta(cfg: TDConfig, state: TDState, kind: str) -> dict[str, Any]:
         "config": config_to_dict(cfg),
         "git_revision": git_revision(),
         "metrics": dict(state.metrics),
+        "seconds": dict(state.seconds),
         "numba_version": numba.__version__,
         "numpy_version": np.__version__,
         "python": platform.python_version(),
@@ -331,6 +336,7 @@ def restore_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
     state.games = int(meta["games"])
     state.moves = int(meta["moves"])
     state.metrics = dict(meta.get("metrics", {}))
+    state.seconds.update(meta.get("seconds", {}))
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -416,7 +422,6 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
     ws = k.new_workspace()
     p = state.params
     games_here = 0
-    cpu0 = time.process_time()
     while state.games < cfg.total_games:
         # a chunk ends at the next checkpoint / evaluation / stop boundary (chunking does not
         # change the result: traces are per game, the generator is sequential)
@@ -427,12 +432,14 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
         if cfg.stop_after_games is not None:
             n = min(n, cfg.stop_after_games - games_here)
         stats = np.zeros((n, 5))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         train_games(
             p["W1"], p["b1"], p["W2"], p["b2"], initial, n, state.games,
             cfg.lr, cfg.lr_final, cfg.lr_decay_games, cfg.lam, state.rng, ws, stats,
         )  # fmt: skip
         elapsed = time.perf_counter() - t0
+        state.seconds["train_wall"] += elapsed
+        state.seconds["train_cpu"] += time.process_time() - c0
         state.games += n
         games_here += n
         state.moves += int(stats[:, ST_MOVES].sum())
@@ -454,10 +461,12 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
         if eval_now:
             name = f"games_{state.games:09d}"
             save_trainer(ckpt_dir / name, cfg, state)
+            t_eval = time.perf_counter()
             ev = arena_eval(
                 ckpt_dir / name, cfg.eval_opponent, cfg.eval_games, cfg.seed * 1000 + 7,
                 cfg.eval_workers,
             )  # fmt: skip
+            state.seconds["eval_wall"] += time.perf_counter() - t_eval
             ev["training_games"] = state.games
             state.evals.append(ev)
             metrics.update({f"eval/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high")})
@@ -493,10 +502,9 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
 
     if bar is not None:
         bar.close()
-    cpu = time.process_time() - cpu0
     result: dict[str, Any] = {"games": state.games, "iteration": state.games}
     result["global_step"] = state.games
-    result["cpu_seconds_this_process"] = cpu
+    result["seconds"] = dict(state.seconds)
     if state.games >= cfg.total_games:
         # final evaluation, written next to the final checkpoint
         final = run_dir / "final"

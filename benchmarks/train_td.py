@@ -1,0 +1,128 @@
+"""Evaluate a TD(lambda) backgammon checkpoint in the arena, record the result, optionally ship it.
+
+    python benchmarks/train_td.py runs/backgammon_td/checkpoints/games_000200000 \
+        --pubeval-seeds 2500 --gnubg-seeds 150 --train-command "spieltisch train ..." \
+        [--train-wall S --train-cpu S] [--workers 1] [--ship]
+
+The checkpoint (a training or final checkpoint of ``spieltisch train configs/backgammon_td.yaml``)
+plays ``pubeval`` and ``gnubg`` (0-ply) with the arena: ``--*-seeds`` seeds, both seat orders
+each, paired dice; points per game with the 95% interval. Writes
+``benchmarks/results/backgammon_td_train.json`` (checkpoint, training games and time, command,
+results, machine). ``--ship`` copies the weights to ``agents/pretrained/backgammon`` with the
+evaluation and the reproducing commands in its metadata (``pretrained:backgammon``).
+Training time: the checkpoint's own record (``seconds``) unless ``--train-wall/--train-cpu``
+are given (for runs whose checkpoints predate that record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkpoint")
+    parser.add_argument("--pubeval-seeds", type=int, default=2500)
+    parser.add_argument("--gnubg-seeds", type=int, default=150)
+    parser.add_argument("--seed", type=int, default=2026, help="first arena seed")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--train-command", default="spieltisch train configs/backgammon_td.yaml")
+    parser.add_argument("--train-wall", type=float, help="training wall seconds (all runs)")
+    parser.add_argument("--train-cpu", type=float, help="training CPU seconds (all runs)")
+    parser.add_argument("--note", default="")
+    parser.add_argument("--ship", action="store_true", help="copy to agents/pretrained")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks/results/backgammon_td_train.json"))
+    args = parser.parse_args(argv)
+
+    from spieltisch.agents.arena import evaluate
+    from spieltisch.agents.checkpoint import load_checkpoint, paths_of, save_checkpoint
+    from spieltisch.envs._common.machine import machine_info
+
+    ckpt = load_checkpoint(args.checkpoint, "backgammon")
+    path = paths_of(args.checkpoint)[0].with_suffix("")
+    evaluation: dict[str, dict] = {}
+    for opponent, seeds in (("pubeval", args.pubeval_seeds), ("gnubg", args.gnubg_seeds)):
+        if seeds <= 0:
+            continue
+        t0 = time.perf_counter()
+        report = evaluate(
+            "backgammon", [f"checkpoint:{path}", opponent], seeds=seeds, seed=args.seed,
+            workers=args.workers, progress=True,
+        )  # fmt: skip
+        p = report.pairs[0]
+        evaluation[f"vs_{opponent}"] = {
+            "opponent": opponent,
+            "games": p.games,
+            "ppg": p.mean_reward,
+            "ppg_low": p.reward_low,
+            "ppg_high": p.reward_high,
+            "win_rate": p.win_rate,
+            "win_low": p.win_low,
+            "win_high": p.win_high,
+            "wins": p.wins,
+            "losses": p.losses,
+            **{key: value for key, value in p.extra.items() if not key.endswith("_ci")},
+            "arena_seed": args.seed,
+            "seconds": time.perf_counter() - t0,
+            "command": (
+                f"spieltisch eval backgammon --agents pretrained:backgammon {opponent} "
+                f"--seeds {seeds} --seed {args.seed}"
+            ),
+        }
+        print(
+            f"vs {opponent}: {p.mean_reward:+.3f} ppg [{p.reward_low:+.3f}, {p.reward_high:+.3f}]"
+            f", win rate {p.win_rate:.3f}, {p.games} games"
+        )
+    seconds = dict(ckpt.meta.get("seconds", {}))
+    if args.train_wall is not None:
+        seconds["train_wall"] = args.train_wall
+    if args.train_cpu is not None:
+        seconds["train_cpu"] = args.train_cpu
+    result = {
+        "checkpoint": str(path),
+        "training_games": ckpt.meta.get("games"),
+        "training_seconds": seconds,
+        "train_command": args.train_command,
+        "config": ckpt.meta.get("config"),
+        "git_revision_of_checkpoint": ckpt.meta.get("git_revision"),
+        "evaluation": evaluation,
+        "target": "+0.35 points per game against pubeval over >= 5,000 games, <= 3 h training",
+        "note": args.note,
+        "machine": machine_info(),
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(f"wrote {out}")
+    if args.ship:
+        meta = {
+            key: value
+            for key, value in ckpt.meta.items()
+            if key not in ("format", "format_version", "weights_sha256", "trainer")
+        }
+        meta["kind"] = "policy"
+        meta["evaluation"] = evaluation
+        meta["reproduce"] = {
+            "train": args.train_command,
+            "checkpoint": path.name,
+            "training_games": ckpt.meta.get("games"),
+            "train_seconds_wall": seconds.get("train_wall"),
+            "train_seconds_cpu": seconds.get("train_cpu"),
+            "evaluate": [e["command"] for e in evaluation.values()],
+            "note": args.note,
+        }
+        tensors = {key: v for key, v in ckpt.tensors.items() if key.startswith("model.")}
+        dest = ROOT / "agents" / "pretrained" / "backgammon"
+        save_checkpoint(dest, meta, tensors)
+        print(f"shipped {dest}.safetensors")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
