@@ -32,6 +32,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--resume", action="store_true", help="continue the run in run_dir from its last checkpoint"
     )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="PPO only: play the games on Ray rollout workers; without ADDRESS a local Ray "
+        "instance, else a running cluster (HOST:6379 or 'auto'); see docs/scaling.md",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="with --ray: rollout workers (default: the cluster's CPUs less one, at least 1)",
+    )
     return p
 
 
@@ -45,10 +60,19 @@ def run(args: argparse.Namespace) -> int:
         from spieltisch.train.td import train
     else:
         from spieltisch.train.ppo import train
+    if args.ray is not None:
+        if cfg.algorithm != "ppo":
+            print("spieltisch train: --ray supports algorithm ppo only", file=sys.stderr)
+            return 2
+        from functools import partial
+
+        from spieltisch.train.ray_ppo import train_on_ray
+
+        train = partial(train_on_ray, address=args.ray, num_workers=args.workers)
 
     try:
         result = train(cfg, resume=args.resume)
-    except CheckpointError as err:
+    except (CheckpointError, ValueError) as err:
         print(f"spieltisch train: {err}", file=sys.stderr)
         return 2
     if "final_eval" in result:

@@ -118,7 +118,7 @@ class RayCollector:
     """Plays each iteration's games on Ray actors (the ``collect`` hook of ``ppo.train``).
 
     ``on_submit(iteration, collector)`` is called once the tasks of an iteration are in flight
-    (tests use it to kill a worker mid-iteration).
+    (tests use it to kill a worker process, ``collector.pids[i]``, mid-run).
     """
 
     def __init__(
@@ -137,6 +137,8 @@ class RayCollector:
         self.shares = split_games(cfg.num_games, num_workers)
         self.actor_cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(RolloutWorker)
         self.workers: list[Any] = []
+        #: process id of each worker (tests kill them)
+        self.pids: list[int] = []
         self.max_worker_failures = max_worker_failures
         self.failures = 0
         self.on_submit = on_submit
@@ -147,13 +149,20 @@ class RayCollector:
         self.play_seconds: list[float] = []
 
     def _new_worker(self, i: int, arch: dict[str, Any]) -> Any:
-        return self.actor_cls.remote(self.cfg, arch, self.shares[i])
+        worker = self.actor_cls.remote(self.cfg, arch, self.shares[i])
+        if i < len(self.workers):
+            self.workers[i] = worker
+        else:
+            self.workers.append(worker)
+        return worker
 
     def __call__(self, net: PolicyNet, state: TrainerState) -> Rollout:
         ray = self.ray
         arch = net.arch.to_json()
         if not self.workers:
-            self.workers = [self._new_worker(i, arch) for i in range(len(self.shares))]
+            for i in range(len(self.shares)):
+                self._new_worker(i, arch)
+            self.pids = ray.get([w.pid.remote() for w in self.workers])
         if state.pool is not self._pool_obj:  # ppo.train replaces the list when it changes
             self._pool_obj = state.pool
             self._pool_ref = ray.put(list(state.pool))
@@ -182,13 +191,11 @@ class RayCollector:
                         f"{self.failures} rollout worker failures; giving up"
                     ) from err
                 self.log(f"rollout worker {i} died ({type(err).__name__}); replacing it")
-                self.workers[i] = self._new_worker(i, arch)
+                self._new_worker(i, arch)
+                self.pids[i] = ray.get(self.workers[i].pid.remote())
                 pending[submit(i)] = i  # same seed, weights and pool: the same games
         self.play_seconds = [results[i][1] for i in range(len(self.workers))]
         return merge_rollouts([results[i][0] for i in range(len(self.workers))])
-
-    def worker_pids(self) -> list[int]:
-        return self.ray.get([w.pid.remote() for w in self.workers])
 
     def shutdown(self) -> None:
         for w in self.workers:
