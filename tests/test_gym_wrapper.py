@@ -1,0 +1,109 @@
+"""The Gymnasium single-agent wrapper (``make_gym``) and sb3-contrib's MaskablePPO on it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from spieltisch.agents.base import Agent
+from spieltisch.envs import make_gym
+from spieltisch.envs._common.errors import GameOverError, IllegalActionError
+
+GAMES = {
+    "kalaha": {"pits": 4, "seeds": 3},
+    "hus": {},
+    "backgammon": {},
+    "hilo": {"num_players": 3},
+}
+
+
+def play_out(env, rng: np.random.Generator, seed: int) -> tuple[float, int, dict]:
+    obs, info = env.reset(seed=seed)
+    steps, done, reward = 0, False, 0.0
+    while not done:
+        mask = env.action_masks()
+        assert mask.dtype == bool and mask.any()
+        assert np.array_equal(mask, info["action_mask"].astype(bool))
+        assert env.observation_space.contains(obs)
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        steps += 1
+        done = terminated or truncated
+    assert not env.action_masks().any()
+    return reward, steps, info
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_check_env_and_random_episodes(game: str) -> None:
+    env = make_gym(game, opponents=["random"], seat="random", illegal_action="lose", **GAMES[game])
+    check_env(env, skip_render_check=True)
+    env = make_gym(game, opponents=["random"], seat="random", **GAMES[game])
+    rng = np.random.default_rng(0)
+    seats = set()
+    for ep in range(6):
+        reward, steps, info = play_out(env, rng, seed=ep)
+        seats.add(info["seat"])
+        assert steps > 0 and -3 <= reward <= 3
+    assert len(seats) > 1  # seat="random" varies the seat
+
+
+def test_same_seed_same_episode() -> None:
+    env = make_gym("backgammon", opponents=["random"], seat="random")
+    runs = [play_out(env, np.random.default_rng(1), seed=42) for _ in range(2)]
+    assert runs[0][:2] == runs[1][:2]
+
+
+def test_opponent_moves_first_and_extra_turns() -> None:
+    # Kalah(4,3) from seat 1: the opponent has moved before our first observation
+    env = make_gym("kalaha", opponents=["random"], seat=1, seed=0, pits=4, seeds=3)
+    obs, info = env.reset()
+    assert info["seat"] == 1 and info["opponent_moves"] >= 1
+    assert obs.sum() == 2 * 4 * 3
+    # seat 0, pit 1 of 4 with 3 seeds ends in the store: an extra turn, no opponent move
+    env = make_gym("kalaha", opponents=["random"], seat=0, seed=0, pits=4, seeds=3)
+    env.reset()
+    _, reward, terminated, _, info = env.step(1)
+    assert info["opponent_moves"] == 0 and not terminated and reward == 0
+    assert env.action_masks().any()
+
+
+def test_illegal_actions_and_finished_episodes_raise() -> None:
+    env = make_gym("kalaha", opponents=["greedy"], seat=0, seed=0, pits=4, seeds=3)
+    env.reset()
+    env.step(1)  # pit 1 is empty now (extra turn: still our move)
+    with pytest.raises(IllegalActionError, match=r"legal actions: \[0, 2, 3\]"):
+        env.step(1)
+    with pytest.raises(IllegalActionError):
+        env.step(7)
+    lose = make_gym("kalaha", seat=0, seed=0, illegal_action="lose", pits=4, seeds=3)
+    lose.reset()
+    lose.step(1)
+    _, reward, terminated, _, info = lose.step(1)
+    assert (reward, terminated, info["illegal_action"]) == (-1.0, True, True)
+    with pytest.raises(GameOverError):
+        lose.step(0)
+
+
+def test_opponents_by_name_object_and_count() -> None:
+    class First(Agent):
+        def act(self, observation, state=None):
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
+    env = make_gym("hilo", opponents=[First(), "random"], num_players=3, seed=3)
+    play_out(env, np.random.default_rng(0), seed=3)
+    with pytest.raises(ValueError, match="give 1 or 2 opponents"):
+        make_gym("hilo", opponents=["random"] * 3, num_players=3)
+    with pytest.raises(ValueError, match="unknown agent"):
+        make_gym("kalaha", opponents=["nobody"])
+    with pytest.raises(ValueError, match="seat must be"):
+        make_gym("kalaha", seat=2)
+
+
+def test_maskable_ppo_learns_to_beat_random() -> None:
+    """sb3-contrib MaskablePPO through the wrapper: a short run on Kalah(4,3) beats random
+    clearly (measured win rates 0.81 and 0.78 with seeds 0 and 1; random play wins about 0.45)."""
+    from spieltisch.train.examples.sb3_maskable_ppo import evaluate, train
+
+    model = train("kalaha", {"pits": 4, "seeds": 3}, steps=6144, seed=0, n_steps=512)
+    env = make_gym("kalaha", opponents=["random"], seat="random", pits=4, seeds=3)
+    result = evaluate(model, env, games=200, seed=5)
+    assert result["win_rate"] >= 0.68, result
