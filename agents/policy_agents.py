@@ -65,7 +65,7 @@ def make_prefixed_agent(
 
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
-    unknown = set(params) - {"search"}
+    unknown = set(params) - {"search", "ply", "keep"}  # ply, keep: TD value nets
     if unknown:
         raise ValueError(f"{prefix}: agents take the parameter 'search'; got {sorted(unknown)}")
     if prefix == "pretrained":
@@ -86,14 +86,17 @@ def make_prefixed_agent(
     from spieltisch.agents import td_value
 
     if td_value.is_td_checkpoint(ckpt.meta):  # a TD value net: best afterstate, 1-ply
-        if params:
-            raise ValueError(f"{prefix}:{value}: a TD value net agent takes no parameters")
+        unknown = set(params) - {"ply", "keep"}
+        if unknown:
+            raise ValueError(f"{prefix}:{value}: a TD value net takes 'ply' and 'keep'")
         try:
-            agent = td_value.agent_from_checkpoint(ckpt, seed=seed)
+            agent = td_value.agent_from_checkpoint(ckpt, seed=seed, **params)
         except CheckpointError as err:
             raise ValueError(str(err)) from err
-        agent.name = f"{prefix}:{value}"
+        agent.name = f"{prefix}:{value}" + "".join(f":{k}={v}" for k, v in params.items())
         return agent
+    if {"ply", "keep"} & set(params):
+        raise ValueError(f"{prefix}:{value}: 'ply' and 'keep' are for TD value nets (backgammon)")
     if "search" in params:
         from spieltisch.agents.value_search import ValueSearchAgent
 

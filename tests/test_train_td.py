@@ -310,3 +310,42 @@ def test_pretrained_backgammon_loads_and_beats_random() -> None:
     assert "spieltisch train configs/backgammon_td.yaml" in meta["reproduce"]["train"]
     report = evaluate("backgammon", ["pretrained:backgammon", "random"], seeds=20, seed=5)
     assert report.pairs[0].win_rate >= 0.9
+
+
+def test_two_ply_agent_plays_legal_games_and_parameters_are_checked() -> None:
+    agent = make_agent("pretrained:backgammon:ply=2,keep=4", "backgammon", seed=0)
+    assert isinstance(agent, tv.TDValueAgent) and (agent.ply, agent.keep) == (2, 4)
+    report = evaluate("backgammon", ["pretrained:backgammon:ply=2,keep=3", "random"], seeds=1)
+    assert report.pairs[0].games == 2
+    with pytest.raises(ValueError, match="ply"):
+        make_agent("pretrained:backgammon:ply=3", "backgammon")
+    with pytest.raises(ValueError, match="'ply' and 'keep'"):
+        make_agent("pretrained:backgammon:search=2", "backgammon")
+
+
+def test_two_ply_values_average_the_replies() -> None:
+    """With keep=1 only the best 1-ply play is searched; its 2-ply value is the mean over the 36
+    rolls of minus the opponent's best reply value, which we recompute here with the 1-ply
+    evaluator and the state API."""
+    p = tv.init_params(tv.TDArch(8), np.random.default_rng(4), 0.3)
+    game = BackgammonGame()
+    state = game.new_initial_state()
+    state.set_dice(3, 1)
+    boards = np.ascontiguousarray(state.play_boards(), dtype=np.int32)
+    values = np.zeros(len(boards))
+    replies = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=np.int32)
+    tv.play_values_2ply(
+        p["W1"], p["b1"], p["W2"], p["b2"], state.s.copy(), boards, len(boards), state.turn, 1,
+        values, k.new_workspace(), replies,
+    )  # fmt: skip
+    one_ply = tv.evaluate_boards(p, boards, state.turn)
+    best = int(np.argmax(one_ply))
+    assert int(np.argmax(values)) == best
+    total = 0.0
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):
+            after = state.clone()
+            after.apply_play(best)
+            after.set_dice(d1, d2)
+            total -= tv.evaluate_boards(p, after.play_boards(), after.turn).max()
+    assert values[best] == pytest.approx(total / 36, abs=1e-12)
