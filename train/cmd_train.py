@@ -17,7 +17,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description=(
             "Train a self-play agent. Example: spieltisch train configs/kalaha_ppo.yaml "
             "--set total_steps=100000 --set lr=1e-3. Writes checkpoints, TensorBoard logs, "
-            "the resolved config and a final evaluation to the config's run_dir."
+            "the resolved config and a final evaluation to the config's run_dir. The config's "
+            "'algorithm' picks the trainer: ppo (any game) or td (backgammon, TD(lambda) over "
+            "afterstates: configs/backgammon_td.yaml)."
         ),
     )
     p.add_argument("config", help="YAML config file (see configs/)")
