@@ -46,6 +46,10 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from spieltisch.agents.kalaha_endgame import (
     MAX_DB_STONES,
     EndgameDatabase,
@@ -81,6 +85,29 @@ ProgressFn = Callable[[str], None]
 # ------------------------------------------------------------------------------------------------
 # numba kernels
 # ------------------------------------------------------------------------------------------------
+@intrinsic
+def _prefetch(typingctx, arr, idx):  # noqa: ARG001 (numba's signature)
+    """Hint the CPU to fetch element ``idx`` of the C-contiguous ``arr`` (flat index) into the
+    cache; never faults, changes nothing."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ind = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = builder.gep(ary.data, [ind])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @numba.njit(cache=True, nogil=True)
 def _hash_keys(b: np.ndarray) -> tuple:
     """Two independent 64-bit hashes of a board (used only when ranks would overflow)."""
@@ -192,45 +219,97 @@ def _expand(
 ) -> None:
     """Children of the node at ``ply`` (all legal pits but ``skip``): those whose value is known
     (game over, database) are evaluated at once, the others queued in ``order[ply]`` by score
-    (extra turns first, rightmost first; then by immediate gain). Then enhanced transposition
-    cut-offs. Writes the frame's best, best move, h, alpha and the queue (count, index)."""
+    (extra turns first, rightmost first; then by immediate gain). Children whose value bounds
+    (``gain`` +- the stones left) already decide the window are not searched either. Then
+    enhanced transposition cut-offs. Writes the frame's best, best move, h, alpha and the queue
+    (count, index).
+
+    Two passes: the first generates every child and prefetches its database entry or table
+    bucket, so that these cache misses overlap instead of coming one after the other.
+    """
     mask = tt.shape[0] - 1
     cnt = 0
+    known = pits  # children with a known value fill order[ply] from the end
     cutoff = False
     for i in range(pits):
         if b[i] == 0 or i == skip:
             continue
         c = kids[ply, i]
         gain, kind, entered = child_position(b, c, pits, i, empty_capture)
+        if kind == 0 or n - entered <= db_stones:
+            known -= 1
+            order[ply, known, 0] = i | (kind << 8)
+            order[ply, known, 1] = gain
+            if kind != 0:
+                r = rank_board(c, pits, binom, offsets)
+                order[ply, known, 3] = r
+                _prefetch(db, r)
+            continue
+        if exact_keys:
+            c1 = rank_board(c, pits, binom, offsets) + 1
+            c2 = 0
+        else:
+            c1, c2 = _hash_keys(c)
+        _prefetch(tt, 4 * _tt_bucket(c1, c2, mask))
+        # extra turns first (rightmost first), then by immediate gain
+        score = (1 << 20) + i if kind == 1 else gain * 64 + i
+        # insertion by score, best first
+        j = cnt
+        while j > 0 and order[ply, j - 1, 2] < score:
+            for f in range(4):
+                order[ply, j, f] = order[ply, j - 1, f]
+            j -= 1
+        order[ply, j, 0] = i | (kind << 8)
+        order[ply, j, 1] = gain
+        order[ply, j, 2] = score
+        order[ply, j, 3] = c1
+        cnt += 1
+    for j in range(known, pits):
+        kind = order[ply, j, 0] >> 8
+        gain = order[ply, j, 1]
         if kind == 0:
             v = gain
-        elif n - entered <= db_stones:
-            stats[1] += 1
-            w = np.int64(db[rank_board(c, pits, binom, offsets)])
-            v = gain + w if kind == 1 else gain - w
         else:
-            # extra turns first (rightmost first), then by immediate gain
-            score = (1 << 20) + i if kind == 1 else gain * 64 + i
-            # insertion by score, best first
-            j = cnt
-            while j > 0 and order[ply, j - 1, 2] < score:
-                order[ply, j, 0] = order[ply, j - 1, 0]
-                order[ply, j, 1] = order[ply, j - 1, 1]
-                order[ply, j, 2] = order[ply, j - 1, 2]
-                j -= 1
-            order[ply, j, 0] = i | (kind << 8)
-            order[ply, j, 1] = gain
-            order[ply, j, 2] = score
-            cnt += 1
-            continue
+            stats[1] += 1
+            w = np.int64(db[order[ply, j, 3]])
+            v = gain + w if kind == 1 else gain - w
         if v > best:
             best = v
-            bmove = i
+            bmove = order[ply, j, 0] & 255
             if v > alpha:
                 alpha = v
                 if alpha >= beta:
                     cutoff = True
                     break
+    if not cutoff and cnt > 0:
+        # Bounds: a child with n' stones in the pits has a remaining value in [-n', n'], so the
+        # move is worth between gain - n' and gain + n'. Moves that cannot reach the window are
+        # settled by that bound (what their search would return at once, without a node).
+        kept = 0
+        for j in range(cnt):
+            i = order[ply, j, 0] & 255
+            gain = order[ply, j, 1]
+            c = kids[ply, i]
+            nc = 0
+            for k in range(pits):
+                nc += c[k] + c[pits + 1 + k]
+            if gain - nc >= beta:  # the move wins the window whatever follows
+                best = gain - nc
+                bmove = i
+                cutoff = True
+                stats[6] += 1
+                break
+            if gain + nc <= alpha:  # it cannot raise alpha
+                if gain + nc > best:
+                    best = gain + nc
+                    bmove = i
+                stats[6] += 1
+                continue
+            if kept != j:
+                for f in range(4):
+                    order[ply, kept, f] = order[ply, j, f]
+            kept += 1
+        cnt = kept
     if not cutoff and cnt > 1 and n > db_stones + _ETC_MARGIN:
         # Enhanced transposition cut-off: a child's table bound may already
         # refute this node without searching anything.
@@ -238,12 +317,10 @@ def _expand(
             i = order[ply, j, 0] & 255
             kind = order[ply, j, 0] >> 8
             gain = order[ply, j, 1]
-            c = kids[ply, i]
-            if exact_keys:
-                c1 = rank_board(c, pits, binom, offsets) + 1
-                c2 = 0
-            else:
-                c1, c2 = _hash_keys(c)
+            c1 = order[ply, j, 3]
+            c2 = 0
+            if not exact_keys:
+                c1, c2 = _hash_keys(kids[ply, i])
             cb = _tt_bucket(c1, c2, mask)
             cs = -1
             if tt[cb, 0] == c1 and tt[cb, 1] == c2:
@@ -688,6 +765,15 @@ class SolveResult:
     seconds: float = 0.0
 
 
+def _aligned_table(rows: int) -> np.ndarray:
+    """A zeroed ``(rows, 4)`` int64 table starting on a 64-byte boundary, so that each two-entry
+    bucket is one cache line (numpy only aligns to 16 bytes)."""
+    raw = np.zeros(rows * 4 + 8, dtype=np.int64)
+    raw.fill(0)  # touch the pages now, not at random during the first search
+    skip = (-raw.ctypes.data % 64) // 8
+    return raw[skip : skip + rows * 4].reshape(rows, 4)
+
+
 def default_db_stones(pits: int, max_stones: int | None = None) -> int:
     """The largest stone count whose database fits :data:`DEFAULT_DB_ENTRIES` (and no more than
     the game has stones)."""
@@ -741,15 +827,15 @@ class KalahaSolver:
             self.pits, self.rules, db_stones, cache_dir, use_cache, progress
         )
         self.db_stones = db_stones
-        self.tt = np.zeros((1 << tt_bits, 4), dtype=np.int64)
-        self.tt.fill(0)  # touch the pages now, not at random during the first search
+        self.tt = _aligned_table(1 << tt_bits)
         size = 2 * self.pits + 2
         self._boards = np.zeros((MAX_PLY, size), dtype=BOARD_DTYPE)
         self._kids = np.zeros((MAX_PLY, self.pits, size), dtype=BOARD_DTYPE)
         self._frames = np.zeros((MAX_PLY, _NFIELDS), dtype=np.int64)
-        self._order = np.zeros((MAX_PLY, self.pits, 3), dtype=np.int64)
-        # nodes, database hits, table cut-offs, max ply, cut-offs by the first / a later move
-        self.stats = np.zeros(6, dtype=np.int64)
+        self._order = np.zeros((MAX_PLY, self.pits, 4), dtype=np.int64)
+        # nodes, database hits, table cut-offs, max ply, cut-offs by the first / a later move,
+        # moves settled by their value bounds
+        self.stats = np.zeros(7, dtype=np.int64)
         self._capacity = -1
         self._ensure_capacity(max(self.game.total_stones, db_stones))
 
