@@ -94,7 +94,10 @@ def make_agent(
     factories = agent_factories(game)
     base, params = parse_agent_name(name)
     if base not in factories:
-        raise ValueError(f"unknown agent {base!r} for {game}; agents are {sorted(factories)}")
+        raise ValueError(
+            f"unknown agent {base!r} for {game}; agents are {sorted(factories)}, "
+            f"pretrained:<game> (shipped) and checkpoint:<path> (a trained policy)"
+        )
     if not params:
         return factories[base](dict(game_options or {}), seed)
     try:

@@ -17,7 +17,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="evaluate agents against each other (win rates, intervals, ratings)",
         description=(
             "Play agents against each other with swapped seats and paired chance, and report "
-            "win/draw/loss, mean reward and 95%% intervals (ratings for round robins). "
+            "win/draw/loss, mean reward and 95% intervals (ratings for round robins). "
             "Example: spieltisch eval kalaha --agents alphabeta:depth=4 greedy --seeds 100"
         ),
     )
@@ -27,7 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         nargs="+",
         required=True,
         metavar="AGENT",
-        help="agent names, NAME or NAME:KEY=VALUE,... (e.g. alphabeta:depth=6)",
+        help="agent names: NAME or NAME:KEY=VALUE,... (e.g. alphabeta:depth=6), "
+        "pretrained:GAME, checkpoint:PATH; an unknown name lists the game's agents",
     )
     p.add_argument(
         "--mode",
@@ -40,9 +41,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--seeds",
         type=int,
         default=100,
-        help="seeds per pairing; each seed is played once per seat order",
+        help="seeds per pairing; each seed is played once per seat order (default 100)",
     )
-    p.add_argument("--seed", type=int, default=0, help="first seed (results reproduce from it)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="first seed (default 0; results reproduce from it)"
+    )
     p.add_argument(
         "--opening-plies",
         type=int,

@@ -52,9 +52,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         nargs="+",
         default=["random", "random"],
         metavar="AGENT",
-        help="one agent name per seat, in seat order (default: random random)",
+        help="one agent name per seat, in seat order (default: random random): NAME or "
+        "NAME:KEY=VALUE,... (alphabeta:depth=6), human, pretrained:GAME, checkpoint:PATH; an "
+        "unknown name lists the game's agents",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the game and the agents")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the game and the agents (default 0)"
+    )
     p.add_argument("--games", type=int, default=1, help="number of games (default 1)")
     add_option_argument(p)
     p.add_argument("--quiet", action="store_true", help="print only the results, not the boards")

@@ -1,0 +1,430 @@
+"""Write the number tables of the README and docs from what was measured.
+
+Every table in the documentation that holds a measured number lives between two markers::
+
+    <!-- table:NAME -->
+    ...generated, do not edit by hand...
+    <!-- /table:NAME -->
+
+and is produced here from the recorded results (``benchmarks/results/*.json``, the shipped
+agents' evaluations in ``agents/pretrained/*.json``) or, for the env table, from the envs
+themselves. A result that has not been recorded yet is left out (the table says so) rather than
+filled in. ``tests/test_docs.py`` fails when a region differs from what this script writes, so
+the documentation cannot drift from the measurements.
+
+    python docs/make_tables.py           # rewrite the regions in place
+    python docs/make_tables.py --check   # exit 1 and name the stale regions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+PRETRAINED = ROOT / "agents" / "pretrained"
+#: files whose marked regions this script owns
+DOC_FILES = ("README.md", "docs/benchmarks.md", "docs/training.md", "docs/arena.md")
+
+MARKER = re.compile(r"<!-- table:([\w-]+) -->\n(.*?)<!-- /table:\1 -->", re.S)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def _load(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    with path.open() as f:
+        return json.load(f)
+
+
+def _result(name: str) -> dict[str, Any] | None:
+    return _load(RESULTS / name)
+
+
+def _int(x: float) -> str:
+    return f"{round(x):,}"
+
+
+def _ratio(x: float) -> str:
+    return f"{x:.2f}x"
+
+
+def _signed(x: float, digits: int = 0) -> str:
+    return f"{x:+.{digits}f}".replace("-", "−")
+
+
+def _interval(lo: float, hi: float, digits: int = 3, signed: bool = False) -> str:
+    if signed:
+        return f"[{_signed(lo, digits)}, {_signed(hi, digits)}]"
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _machine(m: dict[str, Any] | None) -> str:
+    """One line naming where and when a result was measured (only what was recorded)."""
+    if not m:
+        return "machine not recorded"
+    parts = []
+    cpu = m.get("cpu")
+    count = m.get("cpu_count", m.get("cpus"))
+    if cpu and count:
+        parts.append(f"{cpu}, {count} cores")
+    elif cpu or count:
+        parts.append(str(cpu) if cpu else f"{count} cores")
+    if m.get("date"):
+        parts.append(str(m["date"])[:10])
+    if m.get("git_revision"):
+        parts.append(f"git {str(m['git_revision'])[:7]}")
+    return ", ".join(parts) or "machine not recorded"
+
+
+def _link(name: str, prefix: str) -> str:
+    return f"[{name}]({prefix}benchmarks/results/{name})"
+
+
+# --- tables ----------------------------------------------------------------------------------
+ENV_NOTES = {
+    "kalaha": (
+        "the pit to empty",
+        "stones: own pits, own store, opponent's pits, store",
+    ),
+    "hus": ("pit to empty: outer row 0..7, inner row 8..15", "stones of both players' 4 x 8 pits"),
+    "backgammon": (
+        "one checker move (point x die) or pass/roll/cube",
+        "board, bar, borne off, dice to play",
+    ),
+    "hilo": ("one flat space, masked by phase", "only what the player may know"),
+}
+
+
+def table_envs(prefix: str) -> str:
+    """Spaces read from the envs themselves (default options; HiLo with 2 and 4 players)."""
+    from spieltisch.envs import GAMES, make
+
+    rows = [
+        "| game | env | players | action space | observation | rules |",
+        "|---|---|---|---|---|---|",
+    ]
+    order = ("kalaha", "hus", "backgammon", "hilo")
+    for game in sorted(GAMES, key=lambda g: order.index(g) if g in order else len(order)):
+        variants = [{"num_players": 2}, {"num_players": 4}] if game == "hilo" else [{}]
+        act_notes, obs_notes = ENV_NOTES.get(game, ("", ""))
+        spaces = []
+        for options in variants:
+            env = make(game, **options)
+            agent = env.possible_agents[0]
+            act = env.action_space(agent)
+            obs = env.observation_space(agent)["observation"]
+            spaces.append((len(env.possible_agents), act.n, obs.shape, str(obs.dtype)))
+            env.close()
+        players = "–".join(str(s[0]) for s in spaces)
+        acts = " / ".join(f"`Discrete({s[1]})`" for s in spaces)
+        obs_txt = " / ".join(f"`Box{s[2]}` {s[3]}" for s in spaces)
+        if len(spaces) > 1:
+            acts += " (2 / 4 players)"
+            obs_txt += " (2 / 4 players)"
+        rows.append(
+            f"| {game.capitalize() if game != 'hilo' else 'HiLo'} | `{GAMES[game]}` | {players} "
+            f"| {acts}: {act_notes} | {obs_txt}: {obs_notes} "
+            f"| [rules]({prefix}docs/rules/{game}.md) |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def table_baselines(prefix: str) -> str:
+    data = _result("arena_baselines.json")
+    if data is None:
+        return "(no baseline arena results recorded yet: `python benchmarks/arena_baselines.py`)\n"
+    rows = ["| game | agents, strongest first: Elo [95% bootstrap interval] | games per pairing |"]
+    rows.append("|---|---|---:|")
+    for game, rep in data["games"].items():
+        ratings = rep.get("ratings") or {}
+        ranked = sorted(ratings.items(), key=lambda kv: -kv[1]["elo"])
+        cells = ", ".join(
+            f"`{a}` {_signed(r['elo'])} {_interval(r['low'], r['high'], 0, True)}"
+            for a, r in ranked
+        )
+        per_pair = 2 * int(rep["seeds"])
+        rows.append(f"| {game} | {cells} | {per_pair} |")
+    note = (
+        f"\nMeasured by `{data.get('command', 'benchmarks/arena_baselines.py')}` "
+        f"({_machine(data.get('machine'))}); every pairing and score: "
+        f"{_link('arena_baselines.md', prefix)}.\n"
+    )
+    return "\n".join(rows) + "\n" + note
+
+
+def table_reference(prefix: str) -> str:
+    data = _result("arena_gnubg_pubeval.json")
+    if data is None or not data.get("pairs"):
+        return "(the GNU Backgammon against pubeval reference run is not recorded yet)\n"
+    p = data["pairs"][0]
+    ex = p.get("extra", {})
+    rows = [
+        "| agent | opponent | games | points per game [95% CI] | wins | gammons won / lost |",
+        "|---|---|---:|---|---:|---|",
+        f"| `{p['agent']}` | `{p['opponent']}` | {_int(p['games'])} "
+        f"| **{_signed(p['mean_reward'], 3)}** {_interval(p['reward_low'], p['reward_high'], 3, True)} "
+        f"| {_pct(p['win_rate'])} "
+        f"| {_pct(ex['gammon_won_rate']) if 'gammon_won_rate' in ex else '—'} / "
+        f"{_pct(ex['gammon_lost_rate']) if 'gammon_lost_rate' in ex else '—'} |",
+    ]
+    return (
+        "\n".join(rows)
+        + f"\n\nPublished: about +0.63 points per game. {data['seeds']} seeds, each played in both "
+        f"seat orders with the same dice ({_machine(data.get('machine'))}; "
+        f"{_link('arena_gnubg_pubeval.md', prefix)}).\n"
+    )
+
+
+def _pretrained_files() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for path in sorted(PRETRAINED.glob("*.json")):
+        meta = _load(path)
+        if meta is not None:
+            out.append((path.stem, meta))
+    return out
+
+
+def table_pretrained(prefix: str) -> str:
+    """The shipped agents' recorded evaluations (written when they were shipped)."""
+    files = _pretrained_files()
+    if not files:
+        return "(no pretrained agents shipped yet)\n"
+    rows = [
+        "| agent | training | opponent | games | W / D / L | win rate [95% CI] "
+        "| mean reward [95% CI] |",
+        "|---|---|---|---:|---|---|---|",
+    ]
+    missing = []
+    for name, meta in files:
+        evaluation = meta.get("evaluation")
+        if not isinstance(evaluation, dict) or not evaluation:
+            missing.append(name)
+            continue
+        algo = str(meta.get("algorithm", "?")).upper()
+        steps = meta.get("global_step")
+        training = algo + (f", {steps / 1e6:.1f}M steps" if isinstance(steps, int | float) else "")
+        for ev in evaluation.values():
+            if not isinstance(ev, dict) or "games" not in ev:
+                continue
+            wdl = (
+                f"{ev['wins']} / {ev.get('draws', 0)} / {ev['losses']}"
+                if "wins" in ev and "losses" in ev
+                else "—"
+            )
+            win = "—"
+            if "win_rate" in ev:
+                win = _pct(ev["win_rate"])
+                if "win_low" in ev and "win_high" in ev:
+                    win += f" [{_pct(ev['win_low'])}, {_pct(ev['win_high'])}]"
+            reward = "—"
+            if "mean_reward" in ev:
+                reward = _signed(ev["mean_reward"], 3)
+                if "reward_low" in ev and "reward_high" in ev:
+                    reward += " " + _interval(ev["reward_low"], ev["reward_high"], 3, True)
+            rows.append(
+                f"| `pretrained:{name}` | {training} | `{ev.get('opponent', '?')}` "
+                f"| {_int(ev['games'])} | {wdl} | {win} | {reward} |"
+            )
+    text = "\n".join(rows) + "\n"
+    if missing:
+        text += f"\nShipped without a recorded evaluation: {', '.join(missing)}.\n"
+    text += (
+        "\nRecorded in `agents/pretrained/<game>.json` (`evaluation`; the command that reproduces "
+        "it is under `reproduce`). Backgammon's mean reward is points per game.\n"
+    )
+    return text
+
+
+def table_speed(prefix: str) -> str:
+    """Speed against OpenSpiel, GNU Backgammon and PettingZoo's connect_four_v3."""
+    parts = []
+    m = _result("mancala.json")
+    if m is not None:
+        k = m["kalaha_games_per_second"]
+        rows = [
+            "| Kalaha standard 6x4, random games | games/s | vs OpenSpiel |",
+            "|---|---:|---:|",
+        ]
+        labels = {
+            "spieltisch_single": "spieltisch, one game (Python API)",
+            "spieltisch_batched_4096": "spieltisch, batched (4096 games)",
+            "openspiel": "OpenSpiel `mancala` (pyspiel)",
+        }
+        for key, label in labels.items():
+            if key in k:
+                rows.append(
+                    f"| {label} | {_int(k[key]['per_second'])} "
+                    f"| {_ratio(k[key]['ratio_to_openspiel'])} |"
+                )
+        parts.append("\n".join(rows) + f"\n\n({_machine(m.get('machine'))}; "
+                     f"{_link('mancala.md', prefix)})")  # fmt: skip
+    b = _result("backgammon.json")
+    if b is not None:
+        g = b["games"]
+        os_best = g.get("openspiel_pyspiel", {}).get("games_per_s_best")
+        gnu_best = g.get("gnubg_moves_loop", {}).get("games_per_s_best")
+        rows = [
+            "| Backgammon, random games | games/s (best of rounds) | vs OpenSpiel | vs GNU Backgammon |",
+            "|---|---:|---:|---:|",
+        ]
+        labels = {
+            "ours_python_api_plays": "spieltisch, one game, whole plays (Python API)",
+            "ours_python_api_checker_moves": "spieltisch, one game, one checker move per step",
+            "batch_1_thread_plays": "spieltisch, batched, 1 thread",
+            "batch_2_threads_plays": "spieltisch, batched, 2 threads",
+            "gnubg_moves_loop": "GNU Backgammon move generator (gnubg-nn)",
+            "openspiel_pyspiel": "OpenSpiel `backgammon` (pyspiel)",
+        }
+        for key, label in labels.items():
+            if key not in g:
+                continue
+            x = g[key]["games_per_s_best"]
+            rows.append(
+                f"| {label} | {_int(x)} | {_ratio(x / os_best) if os_best else '—'} "
+                f"| {_ratio(x / gnu_best) if gnu_best else '—'} |"
+            )
+        parts.append("\n".join(rows) + f"\n\n({_machine(b.get('machine'))}; "
+                     f"{_link('backgammon.json', prefix)})")  # fmt: skip
+    aec_rows = []  # (env, steps/s, connect_four_v3 steps/s in the same run, machine)
+    if m is not None:
+        aec = m.get("aec_steps_per_second", {})
+        c4 = aec.get("connect_four_v3", {}).get("per_second")
+        for key, x in aec.items():
+            if key != "connect_four_v3" and c4:
+                aec_rows.append((f"`{key}`", x["per_second"], c4, m.get("machine")))
+    h = _result("hilo.json")
+    if h is not None and "aec" in h:
+        a = h["aec"]
+        c4 = a.get("connect_four_v3", {}).get("steps_per_s")
+        for key, label in (
+            ("hilo_v0_2p", "`hilo_v0`, 2 players"),
+            ("hilo_v0_4p", "`hilo_v0`, 4 players"),
+        ):
+            if key in a and c4:
+                aec_rows.append((label, a[key]["steps_per_s"], c4, h.get("machine")))
+    if aec_rows:
+        rows = [
+            "| AEC env, random legal actions | steps/s | `connect_four_v3` in the same run | ratio | measured |",
+            "|---|---:|---:|---:|---|",
+        ]
+        rows += [
+            f"| {label} | {_int(v)} | {_int(c4)} | {_ratio(v / c4)} | {_machine(mach)} |"
+            for label, v, c4, mach in aec_rows
+        ]
+        parts.append("\n".join(rows) + "\n\n(PettingZoo's `connect_four_v3` is the AEC peer: "
+                     "OpenSpiel's games are not AEC envs)")  # fmt: skip
+    if h is not None:
+        rows = ["| HiLo, random games | games/s |", "|---|---:|"]
+        for key, label in (
+            ("single_2p", "one game, 2 players"),
+            ("batched_2p", "batched (4096), 2 players"),
+            ("single_4p", "one game, 4 players"),
+            ("batched_4p", "batched (4096), 4 players"),
+        ):
+            if key in h:
+                rows.append(f"| {label} | {_int(h[key]['games_per_s'])} |")
+        parts.append("\n".join(rows) + f"\n\n({_machine(h.get('machine'))}; "
+                     f"{_link('hilo.json', prefix)}; OpenSpiel has no HiLo)")  # fmt: skip
+    if not parts:
+        return "(no speed benchmarks recorded yet)\n"
+    return "\n\n".join(parts) + "\n"
+
+
+def table_solver(prefix: str) -> str:
+    s = _result("kalaha_solver.json")
+    if s is None or not s.get("solve"):
+        return "(no solver results recorded yet: `python benchmarks/bench_kalaha_solver.py`)\n"
+    rows = [
+        "| board | rules | value (first player) | published | optimal first moves | nodes "
+        "| seconds |",
+        "|---|---|---:|---:|---|---:|---:|",
+    ]
+    for r in s["solve"]:
+        pub = r.get("published_value")
+        rows.append(
+            f"| {r['board']} | {r['rules']} | {_signed(r['value'])} "
+            f"| {_signed(pub) if pub is not None else '—'} "
+            f"| {', '.join(str(a) for a in r.get('optimal_first_moves', []))} "
+            f"| {_int(r['nodes'])} | {r['seconds']:.1f} |"
+        )
+    return (
+        "\n".join(rows)
+        + f"\n\n({_machine(s.get('machine'))}; {_link('kalaha_solver.json', prefix)})\n"
+    )
+
+
+TABLES: dict[str, Callable[[str], str]] = {
+    "envs": table_envs,
+    "baselines": table_baselines,
+    "reference": table_reference,
+    "pretrained": table_pretrained,
+    "speed": table_speed,
+    "solver": table_solver,
+}
+
+
+# --- regions ---------------------------------------------------------------------------------
+def render(path: Path, text: str) -> str:
+    """``text`` (the file at ``path``) with every marked region regenerated."""
+    prefix = "../" * (len(path.relative_to(ROOT).parts) - 1)
+    cache: dict[str, str] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in TABLES:
+            raise KeyError(f"{path}: unknown table {name!r}; tables are {sorted(TABLES)}")
+        if name not in cache:
+            cache[name] = TABLES[name](prefix)
+        return f"<!-- table:{name} -->\n{cache[name]}<!-- /table:{name} -->"
+
+    return MARKER.sub(replace, text)
+
+
+def stale_regions() -> list[str]:
+    """``FILE: table NAME`` for every region that differs from what :func:`render` writes."""
+    stale = []
+    for rel in DOC_FILES:
+        path = ROOT / rel
+        if not path.exists():
+            continue
+        text = path.read_text()
+        new = render(path, text)
+        old_regions = dict(MARKER.findall(text))
+        new_regions = dict(MARKER.findall(new))
+        stale += [f"{rel}: table {n}" for n in new_regions if new_regions[n] != old_regions.get(n)]
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only report stale regions")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_regions()
+        for s in stale:
+            print(f"stale: {s} (run python docs/make_tables.py)")
+        return 1 if stale else 0
+    for rel in DOC_FILES:
+        path = ROOT / rel
+        if path.exists():
+            text = path.read_text()
+            new = render(path, text)
+            if new != text:
+                path.write_text(new)
+                print(f"updated {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
