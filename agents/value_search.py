@@ -115,18 +115,19 @@ class ValueSearchAgent(Agent):
             return int(legal[0])
         if state is None:
             raise ValueError(f"{self.name} needs the game state (a perfect-information game)")
-        actions, values = searched_values(
-            self.net,
-            self.game,
-            self.game_options,
-            state.board,
-            int(state.current_player),
-            self.depth,
-        )
-        obs = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32))[None]
-        mask = torch.as_tensor(np.asarray(observation["action_mask"]))[None]
-        with torch.no_grad():
-            logits, _ = self.net(obs, mask)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # small batches: extra threads only cost synchronisation
+        try:
+            actions, values = searched_values(
+                self.net, self.game, self.game_options, state.board, int(state.current_player),
+                self.depth,
+            )  # fmt: skip
+            obs = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32))[None]
+            mask = torch.as_tensor(np.asarray(observation["action_mask"]))[None]
+            with torch.no_grad():
+                logits, _ = self.net(obs, mask)
+        finally:
+            torch.set_num_threads(threads)
         prior = logits[0].numpy()[actions]
         top = np.flatnonzero(values >= values.max() - 1e-9)
         return int(actions[top[np.argmax(prior[top])]])
