@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 PRETRAINED = ROOT / "agents" / "pretrained"
 #: files whose marked regions this script owns
-DOC_FILES = ("README.md", "docs/benchmarks.md", "docs/training.md", "docs/arena.md")
+DOC_FILES = ("README.md", "docs/training.md", "docs/arena.md", "docs/scaling.md", "docs/api.md")
 
 MARKER = re.compile(r"<!-- table:([\w-]+) -->\n(.*?)<!-- /table:\1 -->", re.S)
 
@@ -95,7 +95,7 @@ def _link(name: str, prefix: str) -> str:
 ENV_NOTES = {
     "kalaha": (
         "the pit to empty",
-        "stones: own pits, own store, opponent's pits, store",
+        "stones: own pits, own store, opponent's pits, opponent's store",
     ),
     "hus": ("pit to empty: outer row 0..7, inner row 8..15", "stones of both players' 4 x 8 pits"),
     "backgammon": (
@@ -322,8 +322,11 @@ def table_speed(prefix: str) -> str:
             f"| {label} | {_int(v)} | {_int(c4)} | {_ratio(v / c4)} | {_machine(mach)} |"
             for label, v, c4, mach in aec_rows
         ]
-        parts.append("\n".join(rows) + "\n\n(PettingZoo's `connect_four_v3` is the AEC peer: "
-                     "OpenSpiel's games are not AEC envs)")  # fmt: skip
+        note = (
+            "(the AEC peer is PettingZoo's classic `connect_four_v3`, with an action mask too, "
+            "measured in the same run as each env)"
+        )
+        parts.append("\n".join(rows) + "\n\n" + note)
     if h is not None:
         rows = ["| HiLo, random games | games/s |", "|---|---:|"]
         for key, label in (
@@ -364,6 +367,45 @@ def table_solver(prefix: str) -> str:
     )
 
 
+def table_ray(prefix: str) -> str:
+    """Ray rollout workers against single-process playing (``benchmarks/bench_ray.py``)."""
+    parts = []
+    for path in sorted(RESULTS.glob("ray*.json")):
+        data = _load(path)
+        rollout = (data or {}).get("rollout")
+        if not isinstance(rollout, dict) or "single" not in rollout:
+            continue
+        rows = [
+            "| rollouts played by | games/s | learner decisions/s | s/iteration | vs one process |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for key, r in rollout.items():
+            label = (
+                "one process"
+                if key == "single"
+                else f"Ray, {key.removeprefix('ray_')} worker{'' if key == 'ray_1' else 's'}"
+            )
+            speed = r.get("speedup_vs_single", 1.0 if key == "single" else None)
+            rows.append(
+                f"| {label} | {r['games_per_s']:.1f} | {_int(r['decisions_per_s'])} "
+                f"| {r['seconds_per_iteration']:.2f} | {_ratio(speed) if speed is not None else '—'} |"
+            )
+        what = (
+            f"{data.get('game', '?')}, {data.get('games_per_iteration', '?')} games per iteration"
+        )
+        note = f" {data['note']}" if data.get("note") else ""
+        md = path.with_suffix(".md")
+        link = _link(md.name, prefix) if md.exists() else _link(path.name, prefix)
+        parts.append(
+            f"{what}:\n\n"
+            + "\n".join(rows)
+            + f"\n\n({_machine(data.get('machine'))};{note} {link})"
+        )
+    if not parts:
+        return "(no Ray benchmark recorded yet: `python benchmarks/bench_ray.py`)\n"
+    return "\n\n".join(parts) + "\n"
+
+
 TABLES: dict[str, Callable[[str], str]] = {
     "envs": table_envs,
     "baselines": table_baselines,
@@ -371,6 +413,7 @@ TABLES: dict[str, Callable[[str], str]] = {
     "pretrained": table_pretrained,
     "speed": table_speed,
     "solver": table_solver,
+    "ray": table_ray,
 }
 
 
