@@ -25,7 +25,8 @@ SMALL_KALAHA = {"pits": 4, "seeds": 3}
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_instance():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # "local": a fresh instance of this test process (pytest -n runs several), 2 CPUs as in CI
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -211,9 +211,10 @@ def init_ray(address: str | None, num_cpus: int | None = None) -> bool:
     if ray.is_initialized():
         return False
     if address in (None, "", "local"):
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True)
+        # "local": a new instance even if `ray start` left a cluster running on this machine
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False)
     else:
-        ray.init(address=address, log_to_driver=True)
+        ray.init(address=address)
     return True
 
 

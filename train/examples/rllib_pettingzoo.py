@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     ray.init(
-        address=args.address,
+        address=args.address or "local",
         num_cpus=None if args.address else args.num_cpus,
         include_dashboard=False,
         ignore_reinit_error=True,
