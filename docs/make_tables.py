@@ -214,9 +214,18 @@ def table_pretrained(prefix: str) -> str:
         algo = str(meta.get("algorithm", "?")).upper()
         steps = meta.get("global_step")
         training = algo + (f", {steps / 1e6:.1f}M steps" if isinstance(steps, int | float) else "")
-        for ev in evaluation.values():
+        label = f"pretrained:{meta.get('game', name)}"
+        players = (meta.get("game_options") or {}).get("num_players")
+        if players and players != 2:
+            label += f"` ({players} players, `-o num_players={players}`)"
+        else:
+            label += "`"
+        for key, ev in evaluation.items():
             if not isinstance(ev, dict) or "games" not in ev:
                 continue
+            opponent = ev.get("opponent") or ev.get("opponents") or key.removeprefix("vs_")
+            if isinstance(opponent, list):
+                opponent = ", ".join(str(o) for o in opponent)
             wdl = (
                 f"{ev['wins']} / {ev.get('draws', 0)} / {ev['losses']}"
                 if "wins" in ev and "losses" in ev
@@ -233,7 +242,7 @@ def table_pretrained(prefix: str) -> str:
                 if "reward_low" in ev and "reward_high" in ev:
                     reward += " " + _interval(ev["reward_low"], ev["reward_high"], 3, True)
             rows.append(
-                f"| `pretrained:{name}` | {training} | `{ev.get('opponent', '?')}` "
+                f"| `{label} | {training} | `{opponent}` "
                 f"| {_int(ev['games'])} | {wdl} | {win} | {reward} |"
             )
     text = "\n".join(rows) + "\n"

@@ -106,3 +106,11 @@ def test_unknown_names_list_the_valid_ones(capsys):
     assert "kalaha" in capsys.readouterr().err
     assert main(["play", "kalaha", "-o", "pitz=4"]) == 2
     assert "pits" in capsys.readouterr().err
+
+
+def test_a_missing_config_lists_the_shipped_ones(capsys, monkeypatch):
+    from spieltisch.train.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["train", "configs/no_such_config.yaml"]) == 2
+    assert "configs/kalaha_ppo.yaml" in capsys.readouterr().err

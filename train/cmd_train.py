@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import json
+import os
 import sys
 
 from spieltisch.agents.checkpoint import CheckpointError
@@ -57,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_config(args.config, args.overrides)
     except ConfigError as err:
         print(f"spieltisch train: {err}", file=sys.stderr)
+        if not os.path.exists(args.config):  # point to the shipped configs
+            shipped = sorted(glob.glob(os.path.join("configs", "*.yaml")))
+            print(f"spieltisch train: configs here: {shipped or 'none (run from the repository)'}",
+                  file=sys.stderr)  # fmt: skip
         return 2
     if cfg.algorithm == "td":
         from spieltisch.train.td import train
