@@ -3,6 +3,7 @@ instance with 2 CPUs shared by the whole module (Ray starts slowly)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -16,11 +17,13 @@ from spieltisch.agents.checkpoint import load_checkpoint
 from spieltisch.agents.match import play_game
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
-from spieltisch.train.config import build_config
+from spieltisch.train.cli import main
+from spieltisch.train.config import build_config, config_to_dict
 from spieltisch.train.ppo import latest_checkpoint, train
 from spieltisch.train.ray_ppo import split_games, train_on_ray
 
 SMALL_KALAHA = {"pits": 4, "seeds": 3}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -52,18 +55,24 @@ def config(run_dir: Path, **extra):
     )
 
 
-def test_split_and_merge() -> None:
+def test_split_games_and_cli_errors(capsys) -> None:
     assert split_games(9, 2) == [5, 4] and split_games(8, 2) == [4, 4]
     with pytest.raises(ValueError, match="cannot be split"):
         split_games(1, 2)
+    assert main(["train", str(ROOT / "configs/backgammon_td.yaml"), "--ray"]) == 2
+    assert "--ray supports algorithm ppo only" in capsys.readouterr().err
 
 
 def test_ray_run_writes_checkpoints_the_arena_loads_in_the_single_machine_format(
     tmp_path,
 ) -> None:
-    result = train_on_ray(config(tmp_path / "ray"), num_workers=2, log=lambda *a: None)
-    assert result["ray"] == {"workers": 2, "worker_failures": 0}
-    assert result["global_step"] >= 300 and "final_eval" in result
+    # through the command line, as a user runs it (the module's Ray instance is reused)
+    cfg = config(tmp_path / "ray")
+    sets = [f"{k}={json.dumps(v)}" for k, v in config_to_dict(cfg).items()]
+    argv = ["train", str(ROOT / "configs/kalaha_ppo.yaml"), "--ray", "--workers", "2"]
+    assert main([*argv, *(x for s in sets for x in ("--set", s))]) == 0
+    result = load_checkpoint(tmp_path / "ray" / "final").meta
+    assert result["global_step"] >= 300 and "final/win_rate_vs_random" in result["metrics"]
     single = train(config(tmp_path / "single"), log=lambda *a: None)
     assert single["global_step"] >= 300
 
