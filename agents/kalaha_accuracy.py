@@ -7,6 +7,10 @@ itself, records every position where the agent moved, and asks the exact solver
 The loss of a move is ``value(position) - value(move)`` in stones of final store difference, from
 the mover's view (0 for an optimal move, never negative). The report gives the share of optimal
 moves and the mean loss per move, overall and per opponent.
+
+Boards too big to solve from the start (Kalah(6,6) for an agent trained there) can be measured on
+their later positions only: ``max_stones`` judges just the positions with at most that many
+stones left in the pits (the others are counted as ``skipped``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class AccuracyStats:
     optimal: int = 0
     total_loss: int = 0
     forced: int = 0  # moves with a single legal choice (counted in moves, always optimal)
+    skipped: int = 0  # moves not judged: more stones left than ``max_stones``
 
     @property
     def optimal_share(self) -> float:
@@ -48,6 +53,7 @@ class AccuracyStats:
         self.optimal += other.optimal
         self.total_loss += other.total_loss
         self.forced += other.forced
+        self.skipped += other.skipped
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "optimal_share": self.optimal_share, "mean_loss": self.mean_loss}
@@ -62,6 +68,7 @@ class AccuracyReport:
     total: AccuracyStats = field(default_factory=AccuracyStats)
     by_opponent: dict[str, AccuracyStats] = field(default_factory=dict)
     seconds: float = 0.0
+    max_stones: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +77,7 @@ class AccuracyReport:
             "total": self.total.as_dict(),
             "by_opponent": {k: v.as_dict() for k, v in self.by_opponent.items()},
             "seconds": self.seconds,
+            "max_stones": self.max_stones,
         }
 
     def summary(self) -> str:
@@ -78,6 +86,12 @@ class AccuracyReport:
             f"{self.game['rules']}: {self.total.moves} moves in {self.total.games} games, "
             f"{100 * self.total.optimal_share:.1f}% optimal, "
             f"mean loss {self.total.mean_loss:.3f} stones per move"
+            + (
+                f" (positions with at most {self.max_stones} stones left; "
+                f"{self.total.skipped} earlier moves not judged)"
+                if self.max_stones is not None
+                else ""
+            )
         ]
         for name, s in self.by_opponent.items():
             lines.append(
@@ -105,6 +119,10 @@ class _Recorder(Agent):
         return action
 
 
+def _stones_in_pits(state: KalahaState) -> int:
+    return int(state.board.sum()) - sum(state.stores())
+
+
 def judge_move(solver: KalahaSolver, state: KalahaState, action: int) -> tuple[bool, int]:
     """(was ``action`` optimal in ``state``, the game value it lost) according to ``solver``."""
     result = solver.solve(state)
@@ -126,6 +144,7 @@ def move_accuracy(
     seed: int = 0,
     solver: KalahaSolver | None = None,
     progress: Callable[[str], None] | None = None,
+    max_stones: int | None = None,
 ) -> AccuracyReport:
     """Share of optimal moves and mean value loss per move of ``agent`` on ``game``.
 
@@ -133,7 +152,8 @@ def move_accuracy(
     against each of ``opponents`` (registered names; the agent takes seat 0 in even games and
     seat 1 in odd ones) and, if ``self_play``, ``games`` games against itself (both seats'
     moves count). Every move of the agent is judged by ``solver`` (a new one with default
-    settings if not given).
+    settings if not given). ``max_stones``: judge only positions with at most this many stones
+    in the pits (for boards whose early positions are too big to solve).
     """
     game = game or KalahaGame(6, 4, "goki")
     options = {"pits": game.pits, "seeds": game.seeds, "rules": game.rules}
@@ -149,7 +169,7 @@ def move_accuracy(
         name = getattr(agent(0), "name", "agent")
 
     env = make("kalaha", **options)
-    report = AccuracyReport(agent=name, game=options)
+    report = AccuracyReport(agent=name, game=options, max_stones=max_stones)
     t0 = time.perf_counter()
     matchups = [(o, False) for o in opponents] + ([("self", True)] if self_play else [])
     for opponent, is_self in matchups:
@@ -166,6 +186,9 @@ def move_accuracy(
             recorders = [me, other] if is_self else [me]
             for rec in recorders:
                 for state, action in rec.record:
+                    if max_stones is not None and _stones_in_pits(state) > max_stones:
+                        stats.skipped += 1
+                        continue
                     stats.moves += 1
                     if len(state.legal_actions()) == 1:
                         stats.forced += 1

@@ -1,17 +1,22 @@
 """Benchmark of the Kalaha solver: published values, time and nodes; agents' move accuracy.
 
-Run: ``python benchmarks/bench_kalaha_solver.py`` (add ``--boards 6,4`` to skip Kalah(6,5), which
-takes much longer). Results go to ``benchmarks/results/kalaha_solver.json``.
+Run: ``nice -n 10 python benchmarks/bench_kalaha_solver.py`` (add ``--boards 6,4`` to skip
+Kalah(6,5), which takes much longer). Results go to ``benchmarks/results/kalaha_solver.json`` and
+a readable ``kalaha_solver.md`` next to it.
 
-1. Solves the starting position of Kalah(6,4) and Kalah(6,5) under both rule sets and compares
-   with the published values (Irving, Donkers & Uiterwijk 2000; ``shared/spec/kalaha.md``):
-   goki (empty capture) 10 and 12, standard 8 and 10. The endgame database is loaded from the
-   cache directory (built and timed separately on the first run).
+1. Solves the starting position of Kalah(6,4) and Kalah(6,5) under both rule sets with
+   ``spieltisch solve`` in a child process (killed after ``--time-limit`` seconds; the bounds
+   proven until then are recorded) and compares with the published values (Irving, Donkers &
+   Uiterwijk 2000; ``shared/spec/kalaha.md``): goki (empty capture) 10 and 12, standard 8 and
+   10. The endgame database (``--db-stones``, default 20) is read from the cache directory;
+   build it first (``spieltisch solve kalaha --db-stones 20 --position ...`` or any solve) so
+   that its build time is not counted.
 2. Plays the ``perfect`` agent as first player on Kalah(6,4) against ``random`` and a greedy
    baseline: it must never lose (its margin is at least the game value).
-3. Move accuracy (share of optimal moves, mean loss per move) of agents on Kalah(6,4) positions
-   from games against ``random`` and self-play: by default every registered Kalaha agent except
-   ``perfect`` (so agents added later are included), or those named with ``--agents``.
+3. Move accuracy (share of optimal moves, mean loss per move) on Kalah(6,4) goki positions from
+   games against ``random`` and self-play of ``random``, ``greedy`` and ``alphabeta`` at depths
+   2 to 8 (``--agents``), and of the shipped ``pretrained:kalaha`` on Kalah(6,6) goki (what it
+   was trained on) in positions with at most ``--max-stones`` stones left.
 
 There is no peer solver to run side by side (OpenSpiel has no Kalah solver); the reference is the
 published values. Timings on a shared machine are noisy: CPU seconds are recorded too.
@@ -20,10 +25,15 @@ published values. Timings on a shared machine are noisy: CPU seconds are recorde
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
+import re
+import resource
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -33,14 +43,22 @@ from spieltisch.agents.base import Agent
 from spieltisch.agents.kalaha_accuracy import move_accuracy
 from spieltisch.agents.kalaha_agents import PerfectAgent
 from spieltisch.agents.kalaha_endgame import default_cache_dir
-from spieltisch.agents.kalaha_solver import KalahaSolver, default_db_stones
+from spieltisch.agents.kalaha_solver import KalahaSolver
 from spieltisch.agents.match import play_game
-from spieltisch.agents.registry import agent_names, make_agent
+from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.envs.kalaha.engine import KalahaGame
 
 PUBLISHED = {(6, 4, "goki"): 10, (6, 4, "standard"): 8, (6, 5, "goki"): 12, (6, 5, "standard"): 10}
 RESULTS = Path(__file__).parent / "results" / "kalaha_solver.json"
+ACCURACY_AGENTS = (
+    "random",
+    "greedy",
+    "alphabeta:depth=2",
+    "alphabeta:depth=4",
+    "alphabeta:depth=6",
+    "alphabeta:depth=8",
+)
 
 
 class Greedy(Agent):
@@ -62,7 +80,9 @@ class Greedy(Agent):
 
 def save(args: argparse.Namespace, results: dict) -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps({"machine": machine(), **results}, indent=2) + "\n")
+    data = {"machine": machine(), "settings": settings(args), **results}
+    args.output.write_text(json.dumps(data, indent=2) + "\n")
+    args.output.with_suffix(".md").write_text(markdown(data))
 
 
 def machine() -> dict:
@@ -76,55 +96,115 @@ def machine() -> dict:
     }
 
 
-def solve_boards(args: argparse.Namespace) -> list[dict]:
-    rows = []
+def settings(args: argparse.Namespace) -> dict:
+    return {
+        "db_stones": args.db_stones,
+        "tt_bits": args.tt_bits,
+        "time_limit_s": args.time_limit,
+        "nice": os.nice(0),
+        "accuracy_games": args.accuracy_games,
+    }
+
+
+_BOUND = re.compile(r"to the end: value (>=|<=) ([+-]?\d+), nodes ([\d,]+), ([\d.]+) s")
+
+
+def solve_in_subprocess(args: argparse.Namespace, pits: int, seeds: int, rules: str) -> dict:
+    """``spieltisch solve`` in a child process, killed after ``--time-limit`` seconds: the
+    bounds proven so far are read from its progress lines."""
+    cmd = [
+        sys.executable, "-c", "import sys; from spieltisch.train.cli import main; sys.exit(main())",
+        "solve", "kalaha", "--pits", str(pits), "--seeds", str(seeds), "--rules", rules,
+        "--db-stones", str(args.db_stones), "--tt-bits", str(args.tt_bits), "--json",
+    ]  # fmt: skip
+    if args.cache_dir:
+        cmd += ["--cache-dir", str(args.cache_dir)]
+    lines: list[str] = []
+    usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def pump() -> None:
+        for line in proc.stderr:
+            lines.append(line.rstrip())
+            print("   ", line.rstrip(), flush=True)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    finished = True
+    try:
+        out, _ = proc.communicate(timeout=args.time_limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        finished = False
+    reader.join(5)
+    wall = time.perf_counter() - t0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (usage.ru_utime - usage0.ru_utime) + (usage.ru_stime - usage0.ru_stime)
+    row: dict = {
+        "board": f"Kalah({pits},{seeds})",
+        "rules": rules,
+        "finished": finished and proc.returncode == 0,
+        "process_seconds": round(wall, 1),
+        "process_cpu_seconds": round(cpu, 1),
+        "db_stones": args.db_stones,
+        "tt_bits": args.tt_bits,
+    }
+    lower, upper, nodes, seconds = None, None, None, None
+    for line in lines:
+        m = _BOUND.search(line)
+        if m:
+            v = int(m.group(2))
+            if m.group(1) == ">=":
+                lower = v if lower is None else max(lower, v)
+            else:
+                upper = v if upper is None else min(upper, v)
+            nodes, seconds = int(m.group(3).replace(",", "")), float(m.group(4))
+    if row["finished"]:
+        result = json.loads(out)
+        row.update(
+            value=result["value"],
+            optimal_first_moves=result["optimal_moves"],
+            nodes=result["nodes"],
+            seconds=round(result["seconds"], 3),
+            cpu_seconds=round(result["cpu_seconds"], 3),
+            nodes_per_cpu_second=round(result["nodes"] / max(result["cpu_seconds"], 1e-9)),
+        )
+    else:
+        row.update(
+            value=None,
+            proven_lower_bound=lower,
+            proven_upper_bound=upper,
+            nodes_at_last_bound=nodes,
+            seconds_at_last_bound=seconds,
+            note=f"not finished within the time limit of {args.time_limit} s (wall clock)",
+        )
+    published = PUBLISHED.get((pits, seeds, rules))
+    row["published_value"] = published
+    row["matches_published"] = None if row["value"] is None else row["value"] == published
+    return row
+
+
+def solve_boards(args: argparse.Namespace, results: dict) -> None:
+    """Adds a row per board and rule set to ``results["solve"]``, saving after each."""
+    rows = results["solve"]
     for board in args.boards:
         pits, seeds = map(int, board.split(","))
         for rules in args.rules:
-            game = KalahaGame(pits, seeds, rules)
-            db = args.db_stones if args.db_stones is not None else default_db_stones(pits)
-            t0 = time.perf_counter()
-            c0 = time.process_time()
-            solver = KalahaSolver(
-                game, db_stones=db, cache_dir=args.cache_dir, tt_bits=args.tt_bits, progress=print
-            )
-            db_seconds = time.perf_counter() - t0
-            db_cpu = time.process_time() - c0
-            print(f"Kalah({pits},{seeds}) {rules}: database up to {db} stones ({db_seconds:.2f} s)")
-            c0 = time.process_time()
-            result = solver.solve(game.new_initial_state())
-            cpu = time.process_time() - c0
-            published = PUBLISHED.get((pits, seeds, rules))
-            row = {
-                "board": f"Kalah({pits},{seeds})",
-                "rules": rules,
-                "value": result.value,
-                "published_value": published,
-                "matches_published": published is None or result.value == published,
-                "optimal_first_moves": result.optimal_moves,
-                "nodes": result.nodes,
-                "seconds": round(result.seconds, 3),
-                "cpu_seconds": round(cpu, 3),
-                "nodes_per_cpu_second": round(result.nodes / max(cpu, 1e-9)),
-                "db_stones": db,
-                "db_load_or_build_seconds": round(db_seconds, 3),
-                "db_load_or_build_cpu_seconds": round(db_cpu, 3),
-                "tt_bits": args.tt_bits,
-            }
+            print(f"Kalah({pits},{seeds}) {rules}: database up to {args.db_stones} stones")
+            row = solve_in_subprocess(args, pits, seeds, rules)
             rows.append(row)
-            print(
-                f"  value {result.value:+d} (published {published:+d}), optimal first moves "
-                f"{result.optimal_moves}, {result.nodes:,} nodes, {result.seconds:.2f} s "
-                f"({cpu:.2f} s CPU)"
-                if published is not None
-                else f"  value {result.value:+d}, {result.nodes:,} nodes, {result.seconds:.2f} s"
-            )
-            save(args, {"solve": rows})  # partial results survive an interrupted run
-            solver.progress = None
+            print(f"  {row}")
+            save(args, results)  # partial results survive an interrupted run
             if args.perfect_games and (pits, seeds) == (6, 4):
+                game = KalahaGame(pits, seeds, rules)
+                solver = KalahaSolver(
+                    game, db_stones=args.db_stones, cache_dir=args.cache_dir, tt_bits=22
+                )
                 row["perfect_first_player"] = perfect_games(solver, args.perfect_games)
-            del solver
-    return rows
+                del solver
+                save(args, results)
 
 
 def perfect_games(solver: KalahaSolver, games: int) -> dict:
@@ -146,11 +226,11 @@ def perfect_games(solver: KalahaSolver, games: int) -> dict:
 
 def accuracy(args: argparse.Namespace) -> list[dict]:
     game = KalahaGame(6, 4, "goki")
-    # every scripted agent except the solver itself and the person at the keyboard
-    names = args.agents or [n for n in agent_names("kalaha") if n not in ("perfect", "human")]
-    solver = KalahaSolver(game, cache_dir=args.cache_dir, tt_bits=args.tt_bits)
+    solver = KalahaSolver(
+        game, db_stones=args.db_stones, cache_dir=args.cache_dir, tt_bits=args.tt_bits
+    )
     rows = []
-    for name in names:
+    for name in args.agents:
         report = move_accuracy(
             name, game, games=args.accuracy_games, opponents=["random"], solver=solver, seed=1
         )
@@ -159,33 +239,151 @@ def accuracy(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
+def accuracy_pretrained(args: argparse.Namespace) -> dict | None:
+    """The shipped agent plays Kalah(6,6) goki (what it was trained on), which cannot be solved
+    from the start here: its moves are judged in positions with at most ``--max-stones`` stones
+    left in the pits (the same 6-pit database serves every seed count)."""
+    if "pretrained:kalaha" not in args.pretrained:
+        return None
+    game = KalahaGame(6, 6, "goki")
+    solver = KalahaSolver(
+        game, db_stones=args.db_stones, cache_dir=args.cache_dir, tt_bits=args.tt_bits
+    )
+    report = move_accuracy(
+        "pretrained:kalaha",
+        game,
+        games=args.accuracy_games,
+        opponents=["random", "alphabeta:depth=4"],
+        solver=solver,
+        seed=1,
+        max_stones=args.max_stones,
+    )
+    print(report.summary())
+    out = report.as_dict()
+    weights = Path(__file__).parents[1] / "agents" / "pretrained" / "kalaha.safetensors"
+    if weights.exists():
+        out["weights_sha256"] = hashlib.sha256(weights.read_bytes()).hexdigest()
+    return out
+
+
+def markdown(data: dict) -> str:
+    """The results as a readable page (next to the JSON)."""
+    m = data["machine"]
+    lines = [
+        "# Kalaha solver benchmark",
+        "",
+        f"Machine: {m['platform']}, {m['cpu_count']} CPUs, Python {m['python']}, numba "
+        f"{m['numba']}; load average at the end {', '.join(f'{x:.1f}' for x in m['load_average'])}"
+        " (a shared machine: wall times are inflated, CPU times are the better measure). "
+        f"Settings: {data['settings']}. Written by `benchmarks/bench_kalaha_solver.py`.",
+        "",
+        "## Solving the starting position",
+        "",
+        "| board | rules | value | published | nodes | solve s | solve CPU s | nodes/CPU s "
+        "| process s (CPU s) | note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in data.get("solve", []):
+        if r["value"] is not None:
+            lines.append(
+                f"| {r['board']} | {r['rules']} | {r['value']:+d} | {r['published_value']:+d} | "
+                f"{r['nodes']:,} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | "
+                f"{r['nodes_per_cpu_second']:,} | {r['process_seconds']} "
+                f"({r['process_cpu_seconds']}) | optimal first moves {r['optimal_first_moves']} |"
+            )
+        else:
+            lo, hi = r.get("proven_lower_bound"), r.get("proven_upper_bound")
+            lines.append(
+                f"| {r['board']} | {r['rules']} | not reached: proven "
+                f"{f'>= {lo:+d}' if lo is not None else '-'}"
+                f"{f', <= {hi:+d}' if hi is not None else ''} | {r['published_value']:+d} | "
+                f"{r.get('nodes_at_last_bound') or 0:,} at the last bound | - | - | - | "
+                f"{r['process_seconds']} ({r['process_cpu_seconds']}) | {r['note']} |"
+            )
+    acc = data.get("accuracy_kalah_6_4_goki", [])
+    pre = data.get("accuracy_pretrained_kalah_6_6_goki")
+    if acc or pre:
+        lines += [
+            "",
+            "## Move accuracy against perfect play",
+            "",
+            "| agent | board | positions judged | moves | optimal | mean loss (stones/move) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in acc + ([pre] if pre else []):
+            g, t = r["game"], r["total"]
+            which = "all" if r.get("max_stones") is None else f"<= {r['max_stones']} stones left"
+            lines.append(
+                f"| {r['agent']} | Kalah({g['pits']},{g['seeds']}) {g['rules']} | {which} | "
+                f"{t['moves']} | {100 * t['optimal_share']:.1f}% | {t['mean_loss']:.2f} |"
+            )
+        lines.append("")
+        lines.append(
+            "Games against `random` (both seats) and self-play; the shipped agent also against "
+            "`alphabeta:depth=4`. Loss = game value given away by the move (0 when optimal)."
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--boards", nargs="+", default=["6,4", "6,5"], help="PITS,SEEDS ...")
     p.add_argument("--rules", nargs="+", default=["goki", "standard"])
-    p.add_argument("--db-stones", type=int, default=None, help="default: the library's")
-    p.add_argument("--tt-bits", type=int, default=24)
+    p.add_argument("--db-stones", type=int, default=20, help="endgame database size (20)")
+    p.add_argument("--tt-bits", type=int, default=25)
+    p.add_argument("--time-limit", type=float, default=1200, help="seconds (wall) per solve (1200)")
     p.add_argument("--cache-dir", default=None, help=f"default {default_cache_dir()}")
-    p.add_argument("--perfect-games", type=int, default=4, help="per opponent, on Kalah(6,4)")
-    p.add_argument("--agents", nargs="*", default=None, help="accuracy: agent names")
-    p.add_argument("--accuracy-games", type=int, default=10, help="per opponent")
+    p.add_argument("--perfect-games", type=int, default=2, help="per opponent, on Kalah(6,4)")
+    p.add_argument(
+        "--agents",
+        nargs="*",
+        default=list(ACCURACY_AGENTS),
+        help="accuracy on Kalah(6,4) goki: agent names",
+    )
+    p.add_argument(
+        "--pretrained",
+        nargs="*",
+        default=["pretrained:kalaha"],
+        help="accuracy of the shipped agent on Kalah(6,6) goki (pass nothing to skip)",
+    )
+    p.add_argument("--max-stones", type=int, default=30, help="Kalah(6,6): judged positions")
+    p.add_argument("--accuracy-games", type=int, default=4, help="per opponent")
+    p.add_argument("--skip-solve", action="store_true", help="solve nothing")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="start from the results on file: new solve rows replace those of the same board "
+        "and rules, accuracy is replaced only if measured",
+    )
     p.add_argument("--skip-accuracy", action="store_true")
     p.add_argument("--output", type=Path, default=RESULTS)
     args = p.parse_args(argv)
 
     t0 = time.perf_counter()
-    results = {"solve": solve_boards(args)}
+    results: dict = {"solve": []}
+    if args.keep and args.output.exists():
+        old = json.loads(args.output.read_text())
+        results.update({k: v for k, v in old.items() if k not in ("machine", "settings")})
+    if not args.skip_solve:
+        done = {(f"Kalah({b})", r) for b in args.boards for r in args.rules}
+        kept = [r for r in results["solve"] if (r["board"], r["rules"]) not in done]
+        results["solve"] = kept
+        solve_boards(args, results)
     save(args, results)
     if not args.skip_accuracy:
         results["accuracy_kalah_6_4_goki"] = accuracy(args)
+        save(args, results)
+        pre = accuracy_pretrained(args)
+        if pre is not None:
+            results["accuracy_pretrained_kalah_6_6_goki"] = pre
     results["total_seconds"] = round(time.perf_counter() - t0, 1)
     save(args, results)
-    print(f"wrote {args.output}")
-    ok = all(r["matches_published"] for r in results["solve"])
+    print(f"wrote {args.output} and {args.output.with_suffix('.md')}")
+    bad = [r for r in results["solve"] if r["matches_published"] is False]
     lost = [
         r for r in results["solve"] for v in r.get("perfect_first_player", {}).values() if v["lost"]
     ]
-    if not ok or lost:
+    if bad or lost:
         print("MISMATCH with the published values or a lost game", file=sys.stderr)
         return 1
     return 0

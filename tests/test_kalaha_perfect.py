@@ -131,6 +131,12 @@ def test_accuracy_of_perfect_and_random(tmp_path):
     assert rnd.as_dict()["total"]["moves"] == rnd.total.moves
     assert "random on Kalah(4,2)" in rnd.summary()
 
+    # judging only the later positions (what a board too big to solve from the start needs)
+    late = move_accuracy("random", game, games=6, solver=solver, seed=5, max_stones=8)
+    assert late.total.skipped > 0 and late.total.moves > 0
+    assert late.total.moves + late.total.skipped == rnd.total.moves  # the same games
+    assert "at most 8 stones" in late.summary()
+
 
 def test_judge_move_loss(tmp_path):
     game = KalahaGame(4, 2, "goki")

@@ -87,6 +87,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument("--no-self-play", action="store_true", help="--accuracy: skip self-play")
     p.add_argument("--seed", type=int, default=0, help="--accuracy: seed of games and agents")
+    p.add_argument(
+        "--max-stones",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--accuracy: judge only positions with at most N stones left in the pits (for "
+        "boards too big to solve from the start, e.g. Kalah(6,6): try 30)",
+    )
     return p
 
 
@@ -134,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 solver=solver,
                 progress=say,
+                max_stones=args.max_stones,
             )
         except ValueError as err:
             print(f"spieltisch solve: {err}", file=sys.stderr)
@@ -143,7 +152,9 @@ def run(args: argparse.Namespace) -> int:
 
     state = state or game.new_initial_state()
     say(f"solving Kalah({game.pits},{game.seeds}) {game.rules}:\n{state}")
+    cpu0 = time.process_time()
     result = solver.solve(state, move_values=args.move_values)
+    cpu = time.process_time() - cpu0
     if args.json:
         out = {
             "position": state.to_text(),
@@ -155,7 +166,9 @@ def run(args: argparse.Namespace) -> int:
             "move_values": {str(k): v for k, v in result.move_values.items()},
             "nodes": result.nodes,
             "seconds": result.seconds,
+            "cpu_seconds": cpu,
             "db_stones": solver.db_stones,
+            "tt_bits": args.tt_bits,
         }
         print(json.dumps(out, indent=2))
         return 0
@@ -177,5 +190,5 @@ def run(args: argparse.Namespace) -> int:
             "move values: "
             + ", ".join(f"{m}: {v:+d}" for m, v in sorted(result.move_values.items()))
         )
-    print(f"nodes: {result.nodes:,}  time: {result.seconds:.2f} s")
+    print(f"nodes: {result.nodes:,}  time: {result.seconds:.2f} s ({cpu:.2f} s CPU)")
     return 0
