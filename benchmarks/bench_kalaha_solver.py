@@ -194,7 +194,8 @@ def solve_boards(args: argparse.Namespace, results: dict) -> None:
         for rules in args.rules:
             print(f"Kalah({pits},{seeds}) {rules}: database up to {args.db_stones} stones")
             row = solve_in_subprocess(args, pits, seeds, rules)
-            rows.append(row)
+            # unfinished attempts are kept apart: "solve" holds complete rows only
+            (rows if row["value"] is not None else results["not_reached"]).append(row)
             print(f"  {row}")
             save(args, results)  # partial results survive an interrupted run
             if args.perfect_games and (pits, seeds) == (6, 4):
@@ -283,7 +284,7 @@ def markdown(data: dict) -> str:
         "| process s (CPU s) | note |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in data.get("solve", []):
+    for r in data.get("solve", []) + data.get("not_reached", []):
         if r["value"] is not None:
             lines.append(
                 f"| {r['board']} | {r['rules']} | {r['value']:+d} | {r['published_value']:+d} | "
@@ -360,14 +361,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     t0 = time.perf_counter()
-    results: dict = {"solve": []}
+    results: dict = {"solve": [], "not_reached": []}
     if args.keep and args.output.exists():
         old = json.loads(args.output.read_text())
         results.update({k: v for k, v in old.items() if k not in ("machine", "settings")})
     if not args.skip_solve:
         done = {(f"Kalah({b})", r) for b in args.boards for r in args.rules}
-        kept = [r for r in results["solve"] if (r["board"], r["rules"]) not in done]
-        results["solve"] = kept
+        for key in ("solve", "not_reached"):
+            results[key] = [r for r in results.get(key, []) if (r["board"], r["rules"]) not in done]
         solve_boards(args, results)
     save(args, results)
     if not args.skip_accuracy:
