@@ -202,8 +202,8 @@ def table_pretrained(prefix: str) -> str:
         return "(no pretrained agents shipped yet)\n"
     rows = [
         "| agent | training | opponent | games | W / D / L | win rate [95% CI] "
-        "| mean reward [95% CI] |",
-        "|---|---|---|---:|---|---|---|",
+        "| mean reward [95% CI] | gammons won / lost |",
+        "|---|---|---|---:|---|---|---|---|",
     ]
     missing = []
     for name, meta in files:
@@ -213,7 +213,13 @@ def table_pretrained(prefix: str) -> str:
             continue
         algo = str(meta.get("algorithm", "?")).upper()
         steps = meta.get("global_step")
-        training = algo + (f", {steps / 1e6:.1f}M steps" if isinstance(steps, int | float) else "")
+        games = meta.get("games")
+        if meta.get("algorithm") == "td" and isinstance(games, int | float):
+            training = f"{algo}, {_int(games)} self-play games"  # TD learns per game
+        elif isinstance(steps, int | float):
+            training = f"{algo}, {steps / 1e6:.1f}M steps"
+        else:
+            training = algo
         label = f"pretrained:{meta.get('game', name)}"
         players = (meta.get("game_options") or {}).get("num_players")
         if players and players != 2:
@@ -237,15 +243,29 @@ def table_pretrained(prefix: str) -> str:
                 if "win_low" in ev and "win_high" in ev:
                     win += f" [{_pct(ev['win_low'])}, {_pct(ev['win_high'])}]"
             reward = "—"
-            if "mean_reward" in ev:
-                reward = _signed(ev["mean_reward"], 3)
-                if "reward_low" in ev and "reward_high" in ev:
-                    reward += " " + _interval(ev["reward_low"], ev["reward_high"], 3, True)
+            key = "mean_reward" if "mean_reward" in ev else "ppg"  # backgammon: points per game
+            low, high = (
+                ("reward_low", "reward_high") if key == "mean_reward" else ("ppg_low", "ppg_high")
+            )
+            if key in ev:
+                reward = _signed(ev[key], 3)
+                if low in ev and high in ev:
+                    reward += " " + _interval(ev[low], ev[high], 3, True)
+            gammons = "—"
+            if "gammon_won_rate" in ev and "gammon_lost_rate" in ev:
+                gammons = f"{_pct(ev['gammon_won_rate'])} / {_pct(ev['gammon_lost_rate'])}"
             rows.append(
                 f"| `{label} | {training} | `{opponent}` "
-                f"| {_int(ev['games'])} | {wdl} | {win} | {reward} |"
+                f"| {_int(ev['games'])} | {wdl} | {win} | {reward} | {gammons} |"
             )
     text = "\n".join(rows) + "\n"
+    notes = [
+        f"`{name}`: {meta['reproduce']['note']}"
+        for name, meta in files
+        if isinstance(meta.get("reproduce"), dict) and meta["reproduce"].get("note")
+    ]
+    if notes:
+        text += "\nNotes recorded with them: " + "; ".join(notes) + ".\n"
     if missing:
         text += f"\nShipped without a recorded evaluation: {', '.join(missing)}.\n"
     text += (
