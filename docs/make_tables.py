@@ -30,7 +30,14 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 PRETRAINED = ROOT / "agents" / "pretrained"
 #: files whose marked regions this script owns
-DOC_FILES = ("README.md", "docs/training.md", "docs/arena.md", "docs/scaling.md", "docs/api.md")
+DOC_FILES = (
+    "README.md",
+    "docs/training.md",
+    "docs/arena.md",
+    "docs/scaling.md",
+    "docs/solver.md",
+    "docs/api.md",
+)
 
 MARKER = re.compile(r"<!-- table:([\w-]+) -->\n(.*?)<!-- /table:\1 -->", re.S)
 
@@ -254,8 +261,11 @@ def table_pretrained(prefix: str) -> str:
             gammons = "—"
             if "gammon_won_rate" in ev and "gammon_lost_rate" in ev:
                 gammons = f"{_pct(ev['gammon_won_rate'])} / {_pct(ev['gammon_lost_rate'])}"
+            row_label = label
+            if isinstance(ev.get("agent"), str) and ev["agent"] != label.split("`")[0]:
+                row_label = ev["agent"] + "`" + label.split("`", 1)[1]  # e.g. with :search=4
             rows.append(
-                f"| `{label} | {training} | `{opponent}` "
+                f"| `{row_label} | {training} | `{opponent}` "
                 f"| {_int(ev['games'])} | {wdl} | {win} | {reward} | {gammons} |"
             )
     text = "\n".join(rows) + "\n"
@@ -379,21 +389,20 @@ def table_solver(prefix: str) -> str:
         return "(no solver results recorded yet: `python benchmarks/bench_kalaha_solver.py`)\n"
     rows = [
         "| board | rules | value (first player) | published | optimal first moves | nodes "
-        "| seconds |",
+        "| seconds (CPU seconds) |",
         "|---|---|---:|---:|---|---:|---:|",
     ]
     for r in s["solve"]:
         pub = r.get("published_value")
+        cpu = f" ({r['cpu_seconds']:.1f})" if "cpu_seconds" in r else ""
         rows.append(
             f"| {r['board']} | {r['rules']} | {_signed(r['value'])} "
             f"| {_signed(pub) if pub is not None else '—'} "
             f"| {', '.join(str(a) for a in r.get('optimal_first_moves', []))} "
-            f"| {_int(r['nodes'])} | {r['seconds']:.1f} |"
+            f"| {_int(r['nodes'])} | {r['seconds']:.1f}{cpu} |"
         )
-    return (
-        "\n".join(rows)
-        + f"\n\n({_machine(s.get('machine'))}; {_link('kalaha_solver.json', prefix)})\n"
-    )
+    name = "kalaha_solver.md" if (RESULTS / "kalaha_solver.md").exists() else "kalaha_solver.json"
+    return "\n".join(rows) + f"\n\n({_machine(s.get('machine'))}; {_link(name, prefix)})\n"
 
 
 def table_ray(prefix: str) -> str:

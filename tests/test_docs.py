@@ -104,6 +104,9 @@ def test_unknown_names_list_the_valid_ones(capsys):
     with pytest.raises(SystemExit):
         main(["play", "chess"])
     assert "kalaha" in capsys.readouterr().err
+    assert main(["eval", "kalaha", "--agents", "nobody", "random", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "alphabeta" in err and "%" not in err  # named before any game (and progress bar)
     assert main(["play", "kalaha", "-o", "pitz=4"]) == 2
     assert "pits" in capsys.readouterr().err
 

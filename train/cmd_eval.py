@@ -67,9 +67,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return p  # fmt: skip
 
 
+def _check_agent_names(game: str, specs: list[str]) -> None:
+    """Raise the registry's error (which lists the agents) for an unknown agent name."""
+    from spieltisch.agents.registry import PREFIX_AGENT_MODULES, agent_names, parse_agent_name
+
+    known = agent_names(game)
+    for spec in specs:
+        if spec.partition(":")[0] in PREFIX_AGENT_MODULES:
+            continue  # pretrained:/checkpoint: names are checked when loaded
+        name = parse_agent_name(spec)[0]
+        if name not in known:
+            raise ValueError(
+                f"unknown agent {name!r} for {game}; agents are {known}, "
+                "pretrained:<game> (shipped) and checkpoint:<path> (a trained policy)"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         options = parse_options(args.option)
+        _check_agent_names(args.game, args.agents)  # before any game starts
         mode = args.mode or ("pair" if len(args.agents) == 2 else "round-robin")
         opening = args.opening_plies
         if opening is None:
