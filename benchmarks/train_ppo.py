@@ -41,15 +41,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search", type=int, help="also evaluate with this search depth")
     parser.add_argument("--table-opponent", help="more than two players: the other seats' agent")
     parser.add_argument("--ship", action="store_true", help="copy the policy to agents/pretrained")
+    parser.add_argument(
+        "--ship-recorded",
+        action="store_true",
+        help="ship the policy of the recorded results file without training or evaluating again",
+    )
     args = parser.parse_args(argv)
 
     from spieltisch.agents.arena import evaluate, machine_info
-    from spieltisch.agents.checkpoint import load_checkpoint, save_checkpoint
+    from spieltisch.agents.checkpoint import load_checkpoint
     from spieltisch.agents.policy_agents import pretrained_name
     from spieltisch.train.config import config_to_dict, load_config
     from spieltisch.train.ppo import train
 
     cfg = load_config(args.config, args.overrides)
+    name = pretrained_name(cfg.game, cfg.game_options)
+    out = ROOT / "benchmarks" / "results" / f"{name}_ppo_train.json"
+    if args.ship_recorded:
+        result = json.loads(out.read_text())
+        path = Path(result["resolved_config"]["run_dir"]) / result["policy"]
+        ship(load_checkpoint(path, cfg.game), result, name)
+        return 0
     command = "spieltisch train " + " ".join(
         [shlex.quote(args.config), *(f"--set {shlex.quote(o)}" for o in args.overrides)]
     )
@@ -63,10 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     ckpt = load_checkpoint(final, cfg.game)
     players = int(cfg.game_options.get("num_players", 2))
     evaluation: dict[str, dict] = {}
-    variants = [("", f"checkpoint:{final}")]
+    variants = [("", f"checkpoint:{final}", f"pretrained:{cfg.game}")]
     if args.search:
-        variants.append((f"search={args.search}/", f"checkpoint:{final}:search={args.search}"))
-    for label, me in variants:
+        variants.append(
+            (
+                f"search{args.search}_",
+                f"checkpoint:{final}:search={args.search}",
+                f"pretrained:{cfg.game}:search={args.search}",
+            )
+        )
+    for label, me, shipped_name in variants:
         for opponent in args.opponents:
             start = time.perf_counter()
             if players > 2:
@@ -83,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                 )  # fmt: skip
                 pair = json.loads(report.to_json())["pairs"][0]
                 result_row = {k: v for k, v in pair.items() if k not in ("agent", "extra")}
+            result_row["agent"] = shipped_name
+            result_row["opponent"] = opponent
             result_row["seconds"] = round(time.perf_counter() - start, 1)
             evaluation[f"{label}vs_{opponent}"] = result_row
             print(report.to_markdown())
@@ -101,35 +121,44 @@ def main(argv: list[str] | None = None) -> int:
             f"spieltisch eval {cfg.game} --agents checkpoint:{final}[:search=N] OPPONENT "
             f"--seeds {args.seeds} --workers 1"
         ),
+        "evaluation_seeds": args.seeds,
         "resolved_config": config_to_dict(cfg),
         "machine": machine_info(),
     }
-    name = pretrained_name(cfg.game, cfg.game_options)
-    out = ROOT / "benchmarks" / "results" / f"{name}_ppo_train.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {out}")
     if args.ship:
-        meta = {
-            k: v
-            for k, v in ckpt.meta.items()
-            if k not in ("format", "format_version", "weights_sha256")
-        }
-        meta["evaluation"] = evaluation
-        meta["reproduce"] = {
-            "train": command,
-            "policy": args.policy,
-            "train_seconds_wall": train_seconds,
-            "train_seconds_cpu": train_cpu,
-            "evaluate": (
-                f"spieltisch eval {cfg.game} --agents pretrained:{cfg.game}[:search=N] OPPONENT "
-                f"--seeds {args.seeds}"
-            ),
-        }
-        dest = ROOT / "agents" / "pretrained" / name
-        save_checkpoint(dest, meta, ckpt.tensors)
-        print(f"shipped {dest}.safetensors")
+        ship(ckpt, result, name)
     return 0
+
+
+def ship(ckpt, result: dict, name: str) -> None:
+    """Copy the evaluated policy to ``agents/pretrained/<name>`` with its recorded evaluation
+    and the commands that reproduce it in the metadata."""
+    from spieltisch.agents.checkpoint import save_checkpoint
+
+    game = ckpt.meta["game"]
+    meta = {
+        k: v
+        for k, v in ckpt.meta.items()
+        if k not in ("format", "format_version", "weights_sha256")
+    }
+    meta["evaluation"] = result["evaluation"]
+    meta["reproduce"] = {
+        "train": result["command"],
+        "policy": result["policy"],
+        "train_seconds_wall": result["train_seconds_wall"],
+        "train_seconds_cpu": result["train_seconds_cpu"],
+        "evaluate": (
+            f"spieltisch eval {game} --agents pretrained:{game}[:search=N] OPPONENT "
+            f"--seeds {result['evaluation_seeds']}"
+        ),
+        "benchmark": f"python benchmarks/train_ppo.py {result['config']} ...",
+    }
+    dest = ROOT / "agents" / "pretrained" / name
+    save_checkpoint(dest, meta, ckpt.tensors)
+    print(f"shipped {dest}.safetensors")
 
 
 if __name__ == "__main__":

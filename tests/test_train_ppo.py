@@ -60,6 +60,31 @@ def test_config_errors_name_the_key(tmp_path) -> None:
         load_config(bad)
 
 
+def test_opponent_names_are_checked() -> None:
+    with pytest.raises(ConfigError, match="key 'pool_baselines': unknown agent 'minimax'"):
+        build_config({"game": "kalaha"}, ["pool_baselines=[minimax]"])
+    with pytest.raises(ConfigError, match="key 'eval_opponents': unknown agent 'human'"):
+        build_config({"game": "hus"}, ["eval_opponents=[human]"])
+    cfg = build_config({"game": "hilo"}, ["eval_opponents=[random, 'heuristic:samples=2']"])
+    assert cfg.eval_opponents == ["random", "heuristic:samples=2"]
+
+
+def test_best_policy_is_kept_and_evaluated(tmp_path) -> None:
+    cfg = build_config(
+        {"game": "kalaha", "game_options": SMALL_KALAHA},
+        tiny(tmp_path, total_steps=300, eval_opponents="[random, greedy]"),
+    )
+    result = train(cfg)
+    best = load_checkpoint(tmp_path / "run" / "best")
+    assert best.meta["kind"] == "policy" and best.meta["global_step"] <= result["global_step"]
+    evaluation = json.loads((tmp_path / "run" / "final_eval.json").read_text())
+    assert set(evaluation) >= {"vs_random", "vs_greedy", "best"}
+    assert evaluation["best"]["global_step"] == best.meta["global_step"]
+    for ev in (evaluation["vs_greedy"], evaluation["best"]["vs_greedy"]):
+        assert ev["win_rate"] + ev["draw_rate"] + ev["loss_rate"] == pytest.approx(1.0)
+        assert ev["games"] == 8
+
+
 def test_overrides_apply_with_yaml_values() -> None:
     cfg = build_config({"game": "kalaha"}, ["lr=1e-3", "game_options.pits=4", "hidden=[8, 8]"])
     assert cfg.lr == 1e-3 and cfg.game_options == {"pits": 4} and cfg.hidden == [8, 8]
@@ -128,13 +153,17 @@ def _run(tmp_path: Path, name: str, *extra: str, resume: bool = False) -> dict:
     return train(cfg, resume=resume)
 
 
-def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path) -> None:
-    whole = _run(tmp_path, "whole", "stop_after_iterations=4")
-    first = _run(tmp_path, "split", "stop_after_iterations=3")  # killed after iteration 3
+WITH_BASELINES = ("pool_baselines=[greedy]", "pool_prob=1.0", "eval_opponents=[random, greedy]")
+
+
+@pytest.mark.parametrize("extra", [(), WITH_BASELINES], ids=["self-play", "baselines"])
+def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path, extra) -> None:
+    whole = _run(tmp_path, "whole", "stop_after_iterations=4", *extra)
+    first = _run(tmp_path, "split", "stop_after_iterations=3", *extra)  # killed after iter. 3
     assert first["iteration"] == 3
     # the last checkpoint is iteration 2: one interval is lost at most
     assert load_checkpoint(latest_checkpoint(tmp_path / "split")).meta["iteration"] == 2
-    resumed = _run(tmp_path, "split", "stop_after_iterations=2", resume=True)
+    resumed = _run(tmp_path, "split", "stop_after_iterations=2", *extra, resume=True)
     assert resumed["iteration"] == whole["iteration"] == 4
     assert resumed["global_step"] == whole["global_step"]
     a, b = _final_tensors(tmp_path / "whole"), _final_tensors(tmp_path / "split")
