@@ -349,3 +349,30 @@ def test_two_ply_values_average_the_replies() -> None:
             after.set_dice(d1, d2)
             total -= tv.evaluate_boards(p, after.play_boards(), after.turn).max()
     assert values[best] == pytest.approx(total / 36, abs=1e-12)
+
+
+def test_a_second_stage_starts_from_a_checkpoint(tmp_path: Path) -> None:
+    first = tiny(tmp_path / "a", total_games=20)
+    td.train(first, log=quiet)
+    final = Path(first.run_dir) / "final"
+    second = tiny(
+        tmp_path / "b", total_games=10, lr=0.01, lr_final=0.01, init_from=str(final), seed=3
+    )
+    messages: list[str] = []
+    td.train(second, log=messages.append)
+    assert "initialised from" in messages[0]
+    # stage 2 from stage 1's weights equals the compiled trainer run on them directly
+    expected = weights(final.with_suffix(".safetensors"))
+    got = weights(Path(second.run_dir) / "final.safetensors")
+    # the second run drew its (unused) initial weights from the generator first
+    rng = np.random.default_rng(3)
+    tv.init_params(tv.TDArch(8), rng, 0.1)
+    q = {name[6:]: a.copy() for name, a in expected.items()}
+    td.train_games(
+        q["W1"], q["b1"], q["W2"], q["b2"], td.initial_vector(), 10, 0, 0.01, 0.01, 1, 0.7,
+        rng, k.new_workspace(), np.zeros((10, 5)),
+    )  # fmt: skip
+    for name in q:
+        np.testing.assert_array_equal(got[f"model.{name}"], q[name])
+    with pytest.raises(CheckpointError, match="hidden"):
+        td.train(tiny(tmp_path / "c", hidden=9, init_from=str(final)), log=quiet)

@@ -141,6 +141,9 @@ class TDConfig:
     """hidden sigmoid units"""
     init_scale: float = 0.1
     """initial weights uniform in [-init_scale, init_scale] (biases 0)"""
+    init_from: str | None = None
+    """start from the weights of this TD checkpoint (e.g. a finished run's final) instead of
+    random ones: a second stage with other settings, e.g. a smaller step size"""
 
     # --- TD(lambda) ---
     lr: float = 0.1

@@ -397,6 +397,17 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
     rng = np.random.default_rng(cfg.seed)
     params = tv.init_params(tv.TDArch(hidden=cfg.hidden), rng, cfg.init_scale)
     state = TDState(params=params, rng=rng)
+    if cfg.init_from and not resume:
+        start = load_checkpoint(cfg.init_from, cfg.game)
+        try:
+            arch = tv.TDArch.from_json(start.meta["arch"])
+            if arch.hidden != cfg.hidden:
+                raise ValueError(f"it has {arch.hidden} hidden units, the config {cfg.hidden}")
+            state.params = tv.params_from_tensors(arch, start.tensors, str(cfg.init_from))
+        except (KeyError, TypeError, ValueError) as err:
+            raise CheckpointError(f"init_from {cfg.init_from}: {err}") from err
+        state.metrics["init_from_games"] = float(start.meta.get("games", 0))
+        log(f"initialised from {cfg.init_from} ({start.meta.get('games')} games)")
     if resume:
         path = latest_checkpoint(run_dir)
         if path is None:
