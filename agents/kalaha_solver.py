@@ -86,7 +86,7 @@ ProgressFn = Callable[[str], None]
 # numba kernels
 # ------------------------------------------------------------------------------------------------
 @intrinsic
-def _prefetch(typingctx, arr, idx):  # noqa: ARG001 (numba's signature)
+def _prefetch(typingctx, arr, idx):
     """Hint the CPU to fetch element ``idx`` of the C-contiguous ``arr`` (flat index) into the
     cache; never faults, changes nothing."""
     if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):

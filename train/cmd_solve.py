@@ -30,13 +30,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "--accuracy, play games with an agent and report how many of its moves were optimal."
         ),
         epilog=(
-            "Examples: 'spieltisch solve kalaha' (Kalah(6,4) goki: +10, under half a minute once the "
-            "endgame database is built); 'spieltisch solve kalaha --db-stones 20 --tt-bits 26 "
-            "--seeds 5' (Kalah(6,5): much longer, see docs/solver.md); 'spieltisch solve kalaha "
-            "--position \"0,0,1,2,0,3/20 1,0,0,2,1,1/17 0\" --move-values'; 'spieltisch solve "
-            "kalaha --seeds 6 --accuracy pretrained:kalaha --max-stones 30'. Memory: the "
-            "database takes C(N+2*PITS, 2*PITS) bytes (6 pits: 18 stones 83 MiB, 20 stones 215 "
-            "MiB), the table 32 * 2**TT_BITS bytes. Techniques and measured times: docs/solver.md."
+            "Examples: 'spieltisch solve kalaha' (Kalah(6,4) goki: +10, under half a minute "
+            "once the endgame database is built); 'spieltisch solve kalaha --db-stones 20 "
+            "--tt-bits 26 --seeds 5' (Kalah(6,5): much longer, see docs/solver.md); "
+            '\'spieltisch solve kalaha --position "0,0,1,2,0,3/20 1,0,0,2,1,1/17 0" '
+            "--move-values'; 'spieltisch solve kalaha --seeds 6 --accuracy pretrained:kalaha "
+            "--max-stones 30'. Memory: the database takes C(N+2*PITS, 2*PITS) bytes (6 pits: "
+            "18 stones 83 MiB, 20 stones 215 MiB), the table 32 * 2**TT_BITS bytes. Techniques "
+            "and measured times: docs/solver.md."
         ),
     )
     p.add_argument("game", choices=["kalaha"], help="the game (only Kalaha has a solver)")
