@@ -11,10 +11,9 @@ import sys
 import warnings
 from pathlib import Path
 
+import nbclient  # the test extra installs nbclient, nbformat and ipykernel
+import nbformat
 import pytest
-
-nbformat = pytest.importorskip("nbformat", reason="the test extra installs nbformat")
-nbclient = pytest.importorskip("nbclient", reason="the test extra installs nbclient")
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
