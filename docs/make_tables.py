@@ -187,7 +187,7 @@ def table_reference(prefix: str) -> str:
     ]
     return (
         "\n".join(rows)
-        + f"\n\nPublished: about +0.63 points per game. {data['seeds']} seeds, each played in both "
+        + f"\n\nPublished: about +0.63 points per game. {_int(data['seeds'])} seeds, each played in both "
         f"seat orders with the same dice ({_machine(data.get('machine'))}; "
         f"{_link('arena_gnubg_pubeval.md', prefix)}).\n"
     )

@@ -33,7 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
             "Reinforcement learning on real table games (Kalaha, Hus, Backgammon, HiLo): "
             "PettingZoo environments, self-play training, evaluation."
         ),
-        epilog="Run 'spieltisch COMMAND --help' for the options of a command.",
+        epilog=(
+            "Run 'spieltisch COMMAND --help' for the options of a command. Documentation: the "
+            "README and docs/api.md (command line, agents, checkpoints) in the repository."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"spieltisch {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
