@@ -162,7 +162,9 @@ class RayCollector:
         if not self.workers:
             for i in range(len(self.shares)):
                 self._new_worker(i, arch)
-            self.pids = ray.get([w.pid.remote() for w in self.workers])
+            self.pids = [0] * len(self.workers)
+            for i in range(len(self.workers)):
+                self._started(i, arch)
         if state.pool is not self._pool_obj:  # ppo.train replaces the list when it changes
             self._pool_obj = state.pool
             self._pool_ref = ray.put(list(state.pool))
@@ -185,17 +187,29 @@ class RayCollector:
             try:
                 results[i] = ray.get(done[0])
             except ray.exceptions.RayActorError as err:
-                self.failures += 1
-                if self.failures > self.max_worker_failures:
-                    raise RuntimeError(
-                        f"{self.failures} rollout worker failures; giving up"
-                    ) from err
-                self.log(f"rollout worker {i} died ({type(err).__name__}); replacing it")
+                self._failed(i, err)
                 self._new_worker(i, arch)
-                self.pids[i] = ray.get(self.workers[i].pid.remote())
+                self._started(i, arch)
                 pending[submit(i)] = i  # same seed, weights and pool: the same games
         self.play_seconds = [results[i][1] for i in range(len(self.workers))]
         return merge_rollouts([results[i][0] for i in range(len(self.workers))])
+
+    def _failed(self, i: int, err: Exception) -> None:
+        self.failures += 1
+        if self.failures > self.max_worker_failures:
+            raise RuntimeError(f"{self.failures} rollout worker failures; giving up") from err
+        self.log(f"rollout worker {i} died ({type(err).__name__}); replacing it")
+
+    def _started(self, i: int, arch: dict[str, Any]) -> None:
+        """Wait until worker ``i`` runs (record its pid); a worker that dies while starting is
+        replaced too."""
+        while True:
+            try:
+                self.pids[i] = self.ray.get(self.workers[i].pid.remote())
+                return
+            except self.ray.exceptions.RayActorError as err:
+                self._failed(i, err)
+                self._new_worker(i, arch)
 
     def shutdown(self) -> None:
         for w in self.workers:
@@ -242,6 +256,12 @@ def train_on_ray(
     started = init_ray(address, num_cpus)
     try:
         workers = num_workers or default_workers()
+        cpus = ray.cluster_resources().get("CPU", 0)
+        if workers * cpus_per_worker > cpus:
+            log(
+                f"warning: {workers} workers x {cpus_per_worker} CPU exceed the cluster's "
+                f"{cpus:.0f} CPUs; the run waits until Ray can place them"
+            )
         collector = RayCollector(cfg, workers, cpus_per_worker, on_submit=on_submit, log=log)
         log(
             f"Ray: {workers} rollout workers on {ray.cluster_resources().get('CPU', 0):.0f} "
