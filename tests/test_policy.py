@@ -82,8 +82,8 @@ def test_untrained_neural_agent_plays_legal_games(game: str, options: dict) -> N
 
 
 def test_registry_rejects_unknown_prefixed_agents(tmp_path) -> None:
-    with pytest.raises(ValueError, match="no pretrained agent"):
-        make_agent("pretrained:hus", "hus")
+    with pytest.raises(ValueError, match="no pretrained agent 'hilo_3p'"):
+        make_agent("pretrained:hilo", "hilo", game_options={"num_players": 3})
     with pytest.raises(ValueError, match="does not exist"):
         make_agent(f"checkpoint:{tmp_path / 'nothing'}", "kalaha")
     with pytest.raises(ValueError, match="not for"):
