@@ -405,6 +405,31 @@ def table_solver(prefix: str) -> str:
     return "\n".join(rows) + f"\n\n({_machine(s.get('machine'))}; {_link(name, prefix)})\n"
 
 
+def table_solver_accuracy(prefix: str) -> str:
+    """Agents' moves judged by the solver (``accuracy_*`` entries of kalaha_solver.json)."""
+    s = _result("kalaha_solver.json")
+    entries: list[dict[str, Any]] = []
+    for key, value in (s or {}).items():
+        if key.startswith("accuracy_") and key != "accuracy_run":
+            entries += value if isinstance(value, list) else [value]
+    entries = [e for e in entries if isinstance(e, dict) and "total" in e and "agent" in e]
+    if not entries:
+        return "(no move accuracy recorded yet: `python benchmarks/bench_kalaha_solver.py`)\n"
+    rows = [
+        "| agent | board | positions judged | moves | optimal | mean loss per move |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for e in entries:
+        g, t = e.get("game", {}), e["total"]
+        board = f"Kalah({g.get('pits', '?')},{g.get('seeds', '?')}) {g.get('rules', '')}".strip()
+        judged = "all" if e.get("max_stones") is None else f"at most {e['max_stones']} stones left"
+        rows.append(
+            f"| `{e['agent']}` | {board} | {judged} | {t['moves']} | {_pct(t['optimal_share'])} "
+            f"| {t['mean_loss']:.2f} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 def table_ray(prefix: str) -> str:
     """Ray rollout workers against single-process playing (``benchmarks/bench_ray.py``)."""
     parts = []
@@ -451,6 +476,7 @@ TABLES: dict[str, Callable[[str], str]] = {
     "pretrained": table_pretrained,
     "speed": table_speed,
     "solver": table_solver,
+    "solver-accuracy": table_solver_accuracy,
     "ray": table_ray,
 }
 
