@@ -430,10 +430,21 @@ def table_solver_accuracy(prefix: str) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _ray_files() -> list[Path]:
+    """Ray benchmark results, in the games' usual order."""
+    order = ["kalaha", "hus", "backgammon", "hilo"]
+
+    def key(path: Path) -> tuple[int, str]:
+        game = path.stem.removeprefix("ray_")
+        return (order.index(game) if game in order else len(order), path.name)
+
+    return sorted(RESULTS.glob("ray*.json"), key=key)
+
+
 def table_ray(prefix: str) -> str:
     """Ray rollout workers against single-process playing (``benchmarks/bench_ray.py``)."""
     parts = []
-    for path in sorted(RESULTS.glob("ray*.json")):
+    for path in _ray_files():
         data = _load(path)
         rollout = (data or {}).get("rollout")
         if not isinstance(rollout, dict) or "single" not in rollout:
@@ -469,6 +480,48 @@ def table_ray(prefix: str) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def table_ray_parts(prefix: str) -> str:
+    """Where a Ray PPO iteration's time goes, one column per measured game."""
+    cols = []
+    for path in _ray_files():
+        d = _load(path) or {}
+        single = (d.get("rollout") or {}).get("single")
+        learner = d.get("learner")
+        if not single or not learner or "ray_overhead_seconds_per_iteration" not in d:
+            continue
+        cols.append(
+            (
+                f"{d.get('game', path.stem)}, {d.get('games_per_iteration', '?')} games",
+                single,
+                learner,
+                d,
+            )
+        )
+    if not cols:
+        return "(no Ray benchmark recorded yet: `python benchmarks/bench_ray.py`)\n"
+    rows = [
+        "| per iteration | " + " | ".join(c[0] for c in cols) + " |",
+        "|---|" + "---|" * len(cols),
+        "| playing in one process | "
+        + " | ".join(
+            f"{s['seconds_per_iteration']:.2f} s ({_int(s['games_per_s'])} games/s, "
+            f"{_int(s['decisions_per_s'])} decisions/s)"
+            for _, s, _, _ in cols
+        )
+        + " |",
+        "| Ray overhead (weight broadcast, experience transfer, scheduling) | "
+        + " | ".join(f"{d['ray_overhead_seconds_per_iteration']:.2f} s" for *_, d in cols)
+        + " |",
+        f"| PPO update in the learner (1 thread, hidden layers {cols[0][3].get('hidden', '?')}) | "
+        + " | ".join(
+            f"{le['update_seconds_per_iteration']:.2f} s ({_int(le['decisions_per_iteration'])} decisions)"
+            for _, _, le, _ in cols
+        )
+        + " |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
 TABLES: dict[str, Callable[[str], str]] = {
     "envs": table_envs,
     "baselines": table_baselines,
@@ -478,6 +531,7 @@ TABLES: dict[str, Callable[[str], str]] = {
     "solver": table_solver,
     "solver-accuracy": table_solver_accuracy,
     "ray": table_ray,
+    "ray-parts": table_ray_parts,
 }
 
 
