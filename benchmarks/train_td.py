@@ -35,6 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-command", default="spieltisch train configs/backgammon_td.yaml")
     parser.add_argument("--train-wall", type=float, help="training wall seconds (all runs)")
     parser.add_argument("--train-cpu", type=float, help="training CPU seconds (all runs)")
+    parser.add_argument(
+        "--pubeval-from",
+        help="take the pubeval result from this final_eval.json of the run (same checkpoint) "
+        "instead of playing it again",
+    )
     parser.add_argument("--note", default="")
     parser.add_argument("--ship", action="store_true", help="copy to agents/pretrained")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/backgammon_td_train.json"))
@@ -47,6 +52,23 @@ def main(argv: list[str] | None = None) -> int:
     ckpt = load_checkpoint(args.checkpoint, "backgammon")
     path = paths_of(args.checkpoint)[0].with_suffix("")
     evaluation: dict[str, dict] = {}
+    if args.pubeval_from:
+        done = json.loads(Path(args.pubeval_from).read_text())
+        if done.get("training_games") != ckpt.meta.get("games") or done["opponent"] != "pubeval":
+            raise SystemExit(f"{args.pubeval_from} is not a pubeval result of this checkpoint")
+        seeds = done["games"] // 2
+        if "wins" not in done:  # older runs: no draws in backgammon, so the rate gives them
+            done["wins"] = round(done["win_rate"] * done["games"])
+            done["losses"] = done["games"] - done["wins"]
+        evaluation["vs_pubeval"] = {
+            **{key: v for key, v in done.items() if key != "training_games"},
+            "source": args.pubeval_from,
+            "command": (
+                f"spieltisch eval backgammon --agents pretrained:backgammon pubeval "
+                f"--seeds {seeds} --seed {done['arena_seed']}"
+            ),
+        }
+        args.pubeval_seeds = 0
     for opponent, seeds in (("pubeval", args.pubeval_seeds), ("gnubg", args.gnubg_seeds)):
         if seeds <= 0:
             continue

@@ -376,6 +376,8 @@ def arena_eval(
         "ppg_low": p.reward_low,
         "ppg_high": p.reward_high,
         "win_rate": p.win_rate,
+        "wins": p.wins,
+        "losses": p.losses,
         "win_low": p.win_low,
         "win_high": p.win_high,
         "gammon_won_rate": p.extra.get("gammon_won_rate"),
