@@ -62,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(result["resolved_config"]["run_dir"]) / result["policy"]
         ship(load_checkpoint(path, cfg.game), result, name)
         return 0
+    # run_dir only says where the run is written: the reproducing command leaves it out
+    learning = [o for o in args.overrides if not o.startswith("run_dir=")]
     command = "spieltisch train " + " ".join(
-        [shlex.quote(args.config), *(f"--set {shlex.quote(o)}" for o in args.overrides)]
+        [shlex.quote(args.config), *(f"--set {shlex.quote(o)}" for o in learning)]
     )
     train_seconds, train_cpu = args.train_seconds, args.train_cpu_seconds
     if not args.skip_training:
@@ -122,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             f"--seeds {args.seeds} --workers 1"
         ),
         "evaluation_seeds": args.seeds,
+        "evaluation_options": {k: v for k, v in cfg.game_options.items() if k != "reward"},
         "resolved_config": config_to_dict(cfg),
         "machine": machine_info(),
     }
@@ -153,6 +156,8 @@ def ship(ckpt, result: dict, name: str) -> None:
         "evaluate": (
             f"spieltisch eval {game} --agents pretrained:{game}[:search=N] OPPONENT "
             f"--seeds {result['evaluation_seeds']}"
+            + (" --opening-plies 2" if game in ("kalaha", "hus") else "")
+            + "".join(f" --option {k}={v}" for k, v in result["evaluation_options"].items())
         ),
         "benchmark": f"python benchmarks/train_ppo.py {result['config']} ...",
     }
