@@ -240,7 +240,7 @@ def table_pretrained(prefix: str) -> str:
             if isinstance(opponent, list):
                 opponent = ", ".join(str(o) for o in opponent)
             wdl = (
-                f"{ev['wins']} / {ev.get('draws', 0)} / {ev['losses']}"
+                f"{_int(ev['wins'])} / {_int(ev.get('draws', 0))} / {_int(ev['losses'])}"
                 if "wins" in ev and "losses" in ev
                 else "—"
             )
