@@ -233,6 +233,8 @@ def table_pretrained(prefix: str) -> str:
             label += f"` ({players} players, `-o num_players={players}`)"
         else:
             label += "`"
+        if isinstance(meta.get("reproduce"), dict) and meta["reproduce"].get("note"):
+            training += " (see the note below)"
         for key, ev in evaluation.items():
             if not isinstance(ev, dict) or "games" not in ev:
                 continue
