@@ -276,7 +276,7 @@ def markdown(data: dict) -> str:
         f"Machine: {m['platform']}, {m['cpu_count']} CPUs, Python {m['python']}, numba "
         f"{m['numba']}; load average at the end {', '.join(f'{x:.1f}' for x in m['load_average'])}"
         " (a shared machine: wall times are inflated, CPU times are the better measure). "
-        f"Settings: {data['settings']}. Written by `benchmarks/bench_kalaha_solver.py`.",
+        f"Settings of the last run: {data['settings']}. Written by `benchmarks/bench_kalaha_solver.py`.",
         "",
         "## Solving the starting position",
         "",
@@ -294,11 +294,17 @@ def markdown(data: dict) -> str:
             )
         else:
             lo, hi = r.get("proven_lower_bound"), r.get("proven_upper_bound")
+            proven = []
+            if lo is not None:
+                proven.append(f">= {lo:+d}")
+            if hi is not None:
+                proven.append(f"<= {hi:+d}")
+            nodes = r.get("nodes_at_last_bound")
             lines.append(
-                f"| {r['board']} | {r['rules']} | not reached: proven "
-                f"{f'>= {lo:+d}' if lo is not None else '-'}"
-                f"{f', <= {hi:+d}' if hi is not None else ''} | {r['published_value']:+d} | "
-                f"{r.get('nodes_at_last_bound') or 0:,} at the last bound | - | - | - | "
+                f"| {r['board']} | {r['rules']} | not reached"
+                f"{': proven ' + ', '.join(proven) if proven else ' (no bound proven)'} "
+                f"| {r['published_value']:+d} | "
+                f"{f'{nodes:,} at the last bound' if nodes else '-'} | - | - | - | "
                 f"{r['process_seconds']} ({r['process_cpu_seconds']}) | {r['note']} |"
             )
     acc = data.get("accuracy_kalah_6_4_goki", [])
