@@ -40,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         help="take the pubeval result from this final_eval.json of the run (same checkpoint) "
         "instead of playing it again",
     )
+    parser.add_argument(
+        "--earlier-games",
+        type=int,
+        help="self-play games of earlier stages behind the checkpoint's starting weights "
+        "(default: its games_total record)",
+    )
     parser.add_argument("--note", default="")
     parser.add_argument("--ship", action="store_true", help="copy to agents/pretrained")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/backgammon_td_train.json"))
@@ -101,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
             f"vs {opponent}: {p.mean_reward:+.3f} ppg [{p.reward_low:+.3f}, {p.reward_high:+.3f}]"
             f", win rate {p.win_rate:.3f}, {p.games} games"
         )
+    stage_games = int(ckpt.meta.get("games", 0))
+    total_games = int(ckpt.meta.get("games_total", stage_games))
+    if args.earlier_games is not None:
+        total_games = stage_games + args.earlier_games
     seconds = dict(ckpt.meta.get("seconds", {}))
     if args.train_wall is not None:
         seconds["train_wall"] = args.train_wall
@@ -108,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         seconds["train_cpu"] = args.train_cpu
     result = {
         "checkpoint": str(path),
-        "training_games": ckpt.meta.get("games"),
+        "training_games": total_games,
+        "training_games_last_stage": stage_games,
         "training_seconds": seconds,
         "train_command": args.train_command,
         "config": ckpt.meta.get("config"),
@@ -129,11 +140,13 @@ def main(argv: list[str] | None = None) -> int:
             if key not in ("format", "format_version", "weights_sha256", "trainer")
         }
         meta["kind"] = "policy"
+        meta["games"] = meta["games_total"] = total_games  # all stages
+        meta["games_last_stage"] = stage_games
         meta["evaluation"] = evaluation
         meta["reproduce"] = {
             "train": args.train_command,
             "checkpoint": path.name,
-            "training_games": ckpt.meta.get("games"),
+            "training_games": total_games,
             "train_seconds_wall": seconds.get("train_wall"),
             "train_seconds_cpu": seconds.get("train_cpu"),
             "evaluate": [e["command"] for e in evaluation.values()],

@@ -361,6 +361,8 @@ def test_a_second_stage_starts_from_a_checkpoint(tmp_path: Path) -> None:
     messages: list[str] = []
     td.train(second, log=messages.append)
     assert "initialised from" in messages[0]
+    meta = json.loads((Path(second.run_dir) / "final.json").read_text())
+    assert (meta["games"], meta["games_total"], meta["init_from"]) == (10, 30, str(final))
     # stage 2 from stage 1's weights equals the compiled trainer run on them directly
     expected = weights(final.with_suffix(".safetensors"))
     got = weights(Path(second.run_dir) / "final.safetensors")

@@ -262,6 +262,8 @@ class TDState:
     rng: np.random.Generator
     games: int = 0
     moves: int = 0
+    #: games of earlier stages behind the starting weights (init_from)
+    earlier_games: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
     evals: list[dict[str, Any]] = field(default_factory=list)
     #: seconds spent so far over all resumptions: training (wall, CPU), evaluations (wall)
@@ -287,6 +289,8 @@ def checkpoint_meta(cfg: TDConfig, state: TDState, kind: str) -> dict[str, Any]:
         "iteration": state.games,
         "global_step": state.games,
         "games": state.games,
+        "games_total": state.earlier_games + state.games,
+        "init_from": cfg.init_from,
         "moves": state.moves,
         "config": config_to_dict(cfg),
         "git_revision": git_revision(),
@@ -334,6 +338,7 @@ def restore_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
     state.rng.bit_generator.state = meta["trainer"]["rng"]
     state.evals = list(meta["trainer"].get("evals", []))
     state.games = int(meta["games"])
+    state.earlier_games = int(meta.get("games_total", state.games)) - state.games
     state.moves = int(meta["moves"])
     state.metrics = dict(meta.get("metrics", {}))
     state.seconds.update(meta.get("seconds", {}))
@@ -408,7 +413,7 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
             state.params = tv.params_from_tensors(arch, start.tensors, str(cfg.init_from))
         except (KeyError, TypeError, ValueError) as err:
             raise CheckpointError(f"init_from {cfg.init_from}: {err}") from err
-        state.metrics["init_from_games"] = float(start.meta.get("games", 0))
+        state.earlier_games = int(start.meta.get("games_total", start.meta.get("games", 0)))
         log(f"initialised from {cfg.init_from} ({start.meta.get('games')} games)")
     if resume:
         path = latest_checkpoint(run_dir)
