@@ -378,8 +378,9 @@ def main(argv: list[str] | None = None) -> int:
         solve_boards(args, results)
     save(args, results)
     if not args.skip_accuracy:
-        results["accuracy_kalah_6_4_goki"] = accuracy(args)
-        save(args, results)
+        if args.agents:
+            results["accuracy_kalah_6_4_goki"] = accuracy(args)
+            save(args, results)
         pre = accuracy_pretrained(args)
         if pre is not None:
             results["accuracy_pretrained_kalah_6_6_goki"] = pre
