@@ -95,6 +95,16 @@ def _agent_seed(game_seed: int, index: int) -> int:
     return int(np.random.SeedSequence([game_seed, index, 99]).generate_state(1)[0])
 
 
+def _worker_init() -> None:
+    """Runs first in every forked worker. A torch thread pool inherited through fork is
+    unusable (the first parallel op would wait forever): the worker keeps torch on its own
+    thread, which is also right when every core runs a worker."""
+    import sys
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
 def _run_tasks(
     game: str,
     specs: Sequence[str],
@@ -170,7 +180,7 @@ def play_table(
         rest = tasks[1:]
         chunk = max(1, min(64, math.ceil(len(rest) / (workers * 8))))
         chunks = [rest[i : i + chunk] for i in range(0, len(rest), chunk)]
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init) as pool:
             futures = {
                 pool.submit(_run_tasks, game, list(specs), options, c, opening_plies): len(c)
                 for c in chunks

@@ -121,3 +121,19 @@ def test_parallel_workers_give_the_same_results() -> None:
     one = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=1)
     two = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=2)
     assert one == two
+
+
+def test_parallel_workers_with_a_torch_agent_finish() -> None:
+    """A torch agent in forked workers: the parent's torch thread pool must not be inherited in
+    use (that hung ``spieltisch eval --workers 2`` forever). Run in a subprocess with a time
+    limit so a regression fails instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    command = [
+        sys.executable, "-m", "spieltisch.train.cli", "eval", "kalaha", "--agents",
+        "pretrained:kalaha", "random", "--seeds", "3", "--workers", "2", "--no-progress",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| pretrained:kalaha | random | 6 |" in done.stdout
