@@ -29,7 +29,6 @@ initial weights); evaluations use their own generators so they do not change tra
 from __future__ import annotations
 
 import json
-import os
 import platform
 import time
 from collections.abc import Callable
@@ -54,6 +53,12 @@ from spieltisch.train.opponents import (
     ScriptedOpponent,
     policy_step,
     random_step,  # noqa: F401  (re-exported: the training loop's helpers live in opponents)
+)
+from spieltisch.train.run_files import (
+    latest_checkpoint,
+    open_logs,
+    write_resolved_config,
+    write_text_atomic,
 )
 from spieltisch.train.selfplay_games import BatchedGame, make_batched_game
 
@@ -184,19 +189,6 @@ def restore_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
     state.global_step = int(meta["global_step"])
     state.metrics = dict(meta.get("metrics", {}))
     state.best_score = float(trainer.get("best_score", -1.0))
-
-
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    pointer = run_dir / "checkpoints" / "latest.txt"
-    if not pointer.exists():
-        return None
-    return run_dir / "checkpoints" / pointer.read_text().strip()
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -400,20 +392,9 @@ def train(
             raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
         restore_trainer(path, cfg, state)
         log(f"resumed from {path} at iteration {state.iteration}, step {state.global_step}")
-    _write_text_atomic(
-        run_dir / "config.resolved.json", json.dumps(config_to_dict(cfg), indent=2) + "\n"
-    )
+    write_resolved_config(run_dir, cfg)
 
-    writer = None
-    if cfg.tensorboard:
-        from torch.utils.tensorboard import SummaryWriter
-
-        writer = SummaryWriter(str(run_dir / "tb"), purge_step=state.global_step or None)
-    bar = None
-    if cfg.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.total_steps, initial=state.global_step, unit="step", smoothing=0.1)
+    writer, bar = open_logs(run_dir, cfg, cfg.total_steps, state.global_step, "step", 0.1)
 
     baselines = [
         ScriptedOpponent(name, cfg.game, dict(cfg.game_options)) for name in cfg.pool_baselines
@@ -550,7 +531,7 @@ def train(
         if state.iteration % cfg.checkpoint_interval == 0 or done:
             name = f"step_{state.global_step:010d}"
             save_trainer(ckpt_dir / name, cfg, state)
-            _write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
+            write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
             for old in sorted(ckpt_dir.glob("step_*.json"))[: -cfg.keep_checkpoints]:
                 old.unlink()  # the JSON first: a pair without it is never loaded
                 old.with_suffix(".safetensors").unlink(missing_ok=True)
@@ -592,7 +573,7 @@ def train(
                     for name, opponent in eval_opponents.items()
                 },
             }
-        _write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
+        write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
         result["final_eval"] = evaluation
     if writer is not None:
         writer.close()

@@ -36,7 +36,6 @@ evaluation is written next to the final checkpoint (``final_eval.json``).
 from __future__ import annotations
 
 import json
-import os
 import platform
 import time
 from dataclasses import dataclass, field
@@ -55,6 +54,12 @@ from spieltisch.agents.checkpoint import (
 from spieltisch.envs.backgammon import kernels as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
 from spieltisch.train.config import TDConfig, config_to_dict
+from spieltisch.train.run_files import (
+    latest_checkpoint,
+    open_logs,
+    write_resolved_config,
+    write_text_atomic,
+)
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
@@ -344,19 +349,6 @@ def restore_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
     state.seconds.update(meta.get("seconds", {}))
 
 
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    pointer = run_dir / "checkpoints" / "latest.txt"
-    if not pointer.exists():
-        return None
-    return run_dir / "checkpoints" / pointer.read_text().strip()
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 # ----------------------------------------------------------------------------------------------
 # Evaluation (the arena)
 # ----------------------------------------------------------------------------------------------
@@ -421,20 +413,9 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
             raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
         restore_trainer(path, cfg, state)
         log(f"resumed from {path} at game {state.games}")
-    _write_text_atomic(
-        run_dir / "config.resolved.json", json.dumps(config_to_dict(cfg), indent=2) + "\n"
-    )
+    write_resolved_config(run_dir, cfg)
 
-    writer = None
-    if cfg.tensorboard:
-        from torch.utils.tensorboard import SummaryWriter
-
-        writer = SummaryWriter(str(run_dir / "tb"), purge_step=state.games or None)
-    bar = None
-    if cfg.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.total_games, initial=state.games, unit="game", smoothing=0.05)
+    writer, bar = open_logs(run_dir, cfg, cfg.total_games, state.games, "game", 0.05)
 
     initial = initial_vector()
     ws = k.new_workspace()
@@ -511,7 +492,7 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
         if save_now or eval_now:
             name = f"games_{state.games:09d}"
             save_trainer(ckpt_dir / name, cfg, state)  # (again after an eval: it is recorded)
-            _write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
+            write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
             for old in sorted(ckpt_dir.glob("games_*.json"))[: -cfg.keep_checkpoints]:
                 old.unlink()  # the JSON first: a pair without it is never loaded
                 old.with_suffix(".safetensors").unlink(missing_ok=True)
@@ -541,7 +522,7 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
             save_checkpoint(final, checkpoint_meta(cfg, state, "policy"), _tensors(state.params))
             if writer is not None:
                 writer.add_scalar("final/ppg", ev["ppg"], state.games)
-        _write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
+        write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
         result["final_eval"] = evaluation
     if writer is not None:
         writer.close()
