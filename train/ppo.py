@@ -56,7 +56,9 @@ from spieltisch.train.opponents import (
 )
 from spieltisch.train.run_files import (
     latest_checkpoint,
+    load_training_checkpoint,
     open_logs,
+    record_checkpoint,
     write_resolved_config,
     write_text_atomic,
 )
@@ -153,20 +155,8 @@ def save_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
 
 
 def restore_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
-    ckpt = load_checkpoint(path, cfg.game)
+    ckpt = load_training_checkpoint(path, cfg, RESUMABLE_CHANGES)
     meta = ckpt.meta
-    if meta.get("kind") != "training" or "trainer" not in meta:
-        raise CheckpointError(f"{path} is not a training checkpoint (no trainer state)")
-    saved = meta["config"]
-    now = config_to_dict(cfg)
-    changed = sorted(
-        k for k in now if k not in RESUMABLE_CHANGES and saved.get(k, now[k]) != now[k]
-    )
-    if changed:
-        raise CheckpointError(
-            f"cannot resume {path}: config keys {changed} differ from the run's "
-            f"({', '.join(f'{k}={saved.get(k)!r}' for k in changed)})"
-        )
     state.net.load_state_dict(ckpt.policy().state_dict())
     trainer = meta["trainer"]
     opt_state: dict[str, Any] = {"state": {}, "param_groups": trainer["optimizer_param_groups"]}
@@ -531,10 +521,7 @@ def train(
         if state.iteration % cfg.checkpoint_interval == 0 or done:
             name = f"step_{state.global_step:010d}"
             save_trainer(ckpt_dir / name, cfg, state)
-            write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
-            for old in sorted(ckpt_dir.glob("step_*.json"))[: -cfg.keep_checkpoints]:
-                old.unlink()  # the JSON first: a pair without it is never loaded
-                old.with_suffix(".safetensors").unlink(missing_ok=True)
+            record_checkpoint(ckpt_dir, name, cfg.keep_checkpoints)
         if stopping and not done:
             break
 

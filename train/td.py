@@ -56,7 +56,9 @@ from spieltisch.envs.backgammon.engine import BackgammonGame
 from spieltisch.train.config import TDConfig, config_to_dict
 from spieltisch.train.run_files import (
     latest_checkpoint,
+    load_training_checkpoint,
     open_logs,
+    record_checkpoint,
     write_resolved_config,
     write_text_atomic,
 )
@@ -321,20 +323,8 @@ def save_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
 
 
 def restore_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
-    ckpt = load_checkpoint(path, cfg.game)
+    ckpt = load_training_checkpoint(path, cfg, RESUMABLE_CHANGES)
     meta = ckpt.meta
-    if meta.get("kind") != "training" or "trainer" not in meta:
-        raise CheckpointError(f"{path} is not a training checkpoint (no trainer state)")
-    saved = meta["config"]
-    now = config_to_dict(cfg)
-    changed = sorted(
-        key for key in now if key not in RESUMABLE_CHANGES and saved.get(key, now[key]) != now[key]
-    )
-    if changed:
-        raise CheckpointError(
-            f"cannot resume {path}: config keys {changed} differ from the run's "
-            f"({', '.join(f'{key}={saved.get(key)!r}' for key in changed)})"
-        )
     try:
         arch = tv.TDArch.from_json(meta["arch"])
         state.params = tv.params_from_tensors(arch, ckpt.tensors, str(path))
@@ -492,10 +482,7 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
         if save_now or eval_now:
             name = f"games_{state.games:09d}"
             save_trainer(ckpt_dir / name, cfg, state)  # (again after an eval: it is recorded)
-            write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
-            for old in sorted(ckpt_dir.glob("games_*.json"))[: -cfg.keep_checkpoints]:
-                old.unlink()  # the JSON first: a pair without it is never loaded
-                old.with_suffix(".safetensors").unlink(missing_ok=True)
+            record_checkpoint(ckpt_dir, name, cfg.keep_checkpoints)
         if stopping and not done:
             break
 
