@@ -79,6 +79,11 @@ class PolicyNet(nn.Module):
         value = torch.tanh(self.value_head(x)).squeeze(-1)
         return logits, value
 
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        """The value head alone (what a search needs at its leaves; skips the policy head)."""
+        x = self.trunk(obs / self.arch.observation_scale)
+        return torch.tanh(self.value_head(x)).squeeze(-1)
+
 
 def sample_masked(logits: np.ndarray, rng: np.random.Generator, greedy: bool = False) -> np.ndarray:
     """One action per row from masked logits (Gumbel-max with ``rng``; argmax if ``greedy``)."""

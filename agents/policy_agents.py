@@ -7,7 +7,9 @@ asked for, and rules options given for the game must match those it was trained 
 
 Parameters follow the name after one more colon: ``pretrained:kalaha:search=4`` searches 4 plies
 of minimax over the network's value head before each move (Kalaha and Hus; see
-:mod:`spieltisch.agents.value_search`), ``checkpoint:runs/x/final:search=3`` likewise.
+:mod:`spieltisch.agents.value_search`), ``checkpoint:runs/x/final:search=3`` likewise;
+``search=6,leaves=100000`` keeps searching deeper than 6 plies while a ply has at most 100,000
+positions (endgames, forced lines).
 """
 
 from __future__ import annotations
@@ -65,9 +67,11 @@ def make_prefixed_agent(
 
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
-    unknown = set(params) - {"search", "ply", "keep"}  # ply, keep: TD value nets
+    unknown = set(params) - {"search", "leaves", "ply", "keep"}  # ply, keep: TD value nets
     if unknown:
-        raise ValueError(f"{prefix}: agents take the parameter 'search'; got {sorted(unknown)}")
+        raise ValueError(
+            f"{prefix}: agents take the parameters 'search' and 'leaves'; got {sorted(unknown)}"
+        )
     if prefix == "pretrained":
         if value and value != game:
             raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
@@ -97,13 +101,20 @@ def make_prefixed_agent(
         return agent
     if {"ply", "keep"} & set(params):
         raise ValueError(f"{prefix}:{value}: 'ply' and 'keep' are for TD value nets (backgammon)")
+    if "leaves" in params and "search" not in params:
+        raise ValueError(f"{prefix}:{value}: 'leaves' needs 'search' (e.g. search=6,leaves=1000)")
     if "search" in params:
         from spieltisch.agents.value_search import ValueSearchAgent
 
         agent: Agent = ValueSearchAgent(
-            ckpt.policy(), game, ckpt.game_options, params["search"], seed=seed
+            ckpt.policy(),
+            game,
+            ckpt.game_options,
+            params["search"],
+            seed=seed,
+            max_leaves=params.get("leaves", 0),
         )
-        agent.name = f"{prefix}:{value}:search={params['search']}"
+        agent.name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
         return agent
     agent = ckpt.agent(seed=seed, greedy=True)
     agent.name = f"{prefix}:{value}"

@@ -121,3 +121,34 @@ def test_search_agent_names_and_errors() -> None:
         make_agent("pretrained:kalaha:depth=2", "kalaha")
     with pytest.raises(ValueError, match="game state"):
         agent.act({"observation": np.zeros(14), "action_mask": np.ones(6, np.int8)}, None)
+    agent = make_agent("pretrained:kalaha:search=2,leaves=1000", "kalaha", seed=0)
+    assert agent.max_leaves == 1000 and agent.name.endswith("search=2,leaves=1000")
+    with pytest.raises(ValueError, match="'leaves' needs 'search'"):
+        make_agent("pretrained:kalaha:leaves=1000", "kalaha")
+    with pytest.raises(ValueError, match="non-negative"):
+        make_agent("pretrained:kalaha:search=2,leaves=-1", "kalaha")
+
+
+def test_a_leaf_budget_searches_small_endgames_to_the_end() -> None:
+    """With a budget larger than any ply of the remaining game, a 1-ply search keeps going
+    until every line is finished: its values are the exact game results."""
+    game = KalahaGame(**KALAHA)
+    net = _net(10, 4, 3.0)
+    rng = np.random.default_rng(21)
+    index = lambda s: kalaha_index(4, s)  # noqa: E731
+    checked = 0
+    for state in _random_states(game, 600, rng):
+        if state.board.sum() - state.board[4] - state.board[9] > 8:  # stones left in the pits
+            continue
+        player = state.current_player
+        actions, values = searched_values(
+            net, "kalaha", KALAHA, state.board, player, 1, max_leaves=10**6
+        )
+        plain, _ = searched_values(net, "kalaha", KALAHA, state.board, player, 1)
+        assert plain.tolist() == actions.tolist()
+        for a, v in zip(actions, values, strict=True):
+            child = state.clone()
+            child.apply(int(a))
+            assert v == _minimax(child, player, 100, net, index), (state.to_text(), a)
+        checked += 1
+    assert checked >= 10, checked
