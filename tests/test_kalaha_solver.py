@@ -82,11 +82,21 @@ def check_positions(solver, game, states, move_values_every=3, clear_every=7):
 
 
 @pytest.mark.parametrize("rules", ["goki", "standard"])
-@pytest.mark.parametrize(("db_stones", "id_max_depth"), [(0, 0), (0, 6), (3, 0), (12, 4)])
-def test_solver_matches_minimax_on_every_position_3x2(db_stones, id_max_depth, rules, tmp_path):
+@pytest.mark.parametrize(
+    ("db_stones", "id_max_depth", "near_margin"), [(0, 0, 4), (0, 6, 0), (3, 0, 2), (12, 4, 4)]
+)
+def test_solver_matches_minimax_on_every_position_3x2(
+    db_stones, id_max_depth, near_margin, rules, tmp_path
+):
     game = KalahaGame(3, 2, rules)
     solver = KalahaSolver(
-        game, db_stones=db_stones, cache_dir=tmp_path, tt_bits=10, id_max_depth=id_max_depth
+        game,
+        db_stones=db_stones,
+        cache_dir=tmp_path,
+        tt_bits=10,
+        id_max_depth=id_max_depth,
+        near_margin=near_margin,
+        near_bits=6,
     )
     states = reachable(game)
     assert len(states) > 3000  # both seats first
