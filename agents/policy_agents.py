@@ -67,7 +67,8 @@ def make_prefixed_agent(
 
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
-    unknown = set(params) - {"search", "leaves", "ply", "keep"}  # ply, keep: TD value nets
+    # ply, keep: TD value nets; weight: HiLo search (agents/hilo_search.py)
+    unknown = set(params) - {"search", "leaves", "ply", "keep", "weight"}
     if unknown:
         raise ValueError(
             f"{prefix}: agents take the parameters 'search' and 'leaves'; got {sorted(unknown)}"
@@ -103,6 +104,14 @@ def make_prefixed_agent(
         raise ValueError(f"{prefix}:{value}: 'ply' and 'keep' are for TD value nets (backgammon)")
     if "leaves" in params and "search" not in params:
         raise ValueError(f"{prefix}:{value}: 'leaves' needs 'search' (e.g. search=6,leaves=1000)")
+    if "search" in params and game == "hilo":  # hidden cards: information-set sampling
+        from spieltisch.agents.hilo_search import hilo_search_agent
+
+        agent = hilo_search_agent(ckpt, params, seed)
+        agent.name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
+        return agent
+    if "weight" in params:
+        raise ValueError(f"{prefix}:{value}: 'weight' is for HiLo search (search=16,weight=2)")
     if "search" in params:
         from spieltisch.agents.value_search import ValueSearchAgent
 
