@@ -9,7 +9,9 @@ Parameters follow the name after one more colon: ``pretrained:kalaha:search=4`` 
 of minimax over the network's value head before each move (Kalaha and Hus; see
 :mod:`spieltisch.agents.value_search`), ``checkpoint:runs/x/final:search=3`` likewise;
 ``search=6,leaves=100000`` keeps searching deeper than 6 plies while a ply has at most 100,000
-positions (endgames, forced lines).
+positions (endgames, forced lines). HiLo (hidden cards): ``pretrained:hilo:search=16`` samples
+16 states consistent with the seat's knowledge and looks to the end of its turn
+(``search=16,weight=0.5``: the value head's weight; see :mod:`spieltisch.agents.hilo_search`).
 """
 
 from __future__ import annotations
