@@ -23,7 +23,8 @@ before the move): the optimal moves are those whose value equals the position's 
   even generated.
 * A transposition table (two-slot buckets, deepest-work entry kept, exact keys: the rank of the
   arrangement of stones, see :mod:`.kalaha_endgame`; two independent 64-bit hashes only on
-  boards too large for that).
+  boards too large for that), on transparent huge pages, with a small separate region for the
+  many positions just above the database, which stays in the CPU cache.
 * Move ordering: the table's best move, then moves that end in the own store (the mover moves
   again, rightmost first), then by immediate gain; children whose value is known without search
   (game over, endgame database) are evaluated first.

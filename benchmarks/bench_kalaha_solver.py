@@ -8,8 +8,8 @@ a readable ``kalaha_solver.md`` next to it.
    ``spieltisch solve`` in a child process (killed after ``--time-limit`` seconds; the bounds
    proven until then are recorded) and compares with the published values (Irving, Donkers &
    Uiterwijk 2000; ``shared/spec/kalaha.md``): goki (empty capture) 10 and 12, standard 8 and
-   10. The endgame database (``--db-stones``, default 20) is read from the cache directory;
-   build it first (``spieltisch solve kalaha --db-stones 20 --position ...`` or any solve) so
+   10. The endgame database (``--db-stones``, default 22) is read from the cache directory;
+   build it first (``spieltisch solve kalaha --db-stones 22 --position ...`` or any solve) so
    that its build time is not counted.
 2. Plays the ``perfect`` agent as first player on Kalah(6,4) against ``random`` and a greedy
    baseline: it must never lose (its margin is at least the game value).
@@ -100,13 +100,20 @@ def settings(args: argparse.Namespace) -> dict:
     return {
         "db_stones": args.db_stones,
         "tt_bits": args.tt_bits,
+        "tt_bits_large": args.tt_bits_large,
         "time_limit_s": args.time_limit,
         "nice": os.nice(0),
         "accuracy_games": args.accuracy_games,
+        **({"note": args.note} if args.note else {}),
     }
 
 
 _BOUND = re.compile(r"to the end: value (>=|<=) ([+-]?\d+), nodes ([\d,]+), ([\d.]+) s")
+
+
+def tt_bits(args: argparse.Namespace, pits: int, seeds: int) -> int:
+    """Table size for a board: ``--tt-bits``, or ``--tt-bits-large`` above 48 stones."""
+    return args.tt_bits if 2 * pits * seeds <= 48 else args.tt_bits_large
 
 
 def solve_in_subprocess(args: argparse.Namespace, pits: int, seeds: int, rules: str) -> dict:
@@ -115,7 +122,8 @@ def solve_in_subprocess(args: argparse.Namespace, pits: int, seeds: int, rules: 
     cmd = [
         sys.executable, "-c", "import sys; from spieltisch.train.cli import main; sys.exit(main())",
         "solve", "kalaha", "--pits", str(pits), "--seeds", str(seeds), "--rules", rules,
-        "--db-stones", str(args.db_stones), "--tt-bits", str(args.tt_bits), "--json",
+        "--db-stones", str(args.db_stones), "--tt-bits", str(tt_bits(args, pits, seeds)),
+        "--json",
     ]  # fmt: skip
     if args.cache_dir:
         cmd += ["--cache-dir", str(args.cache_dir)]
@@ -149,7 +157,7 @@ def solve_in_subprocess(args: argparse.Namespace, pits: int, seeds: int, rules: 
         "process_seconds": round(wall, 1),
         "process_cpu_seconds": round(cpu, 1),
         "db_stones": args.db_stones,
-        "tt_bits": args.tt_bits,
+        "tt_bits": tt_bits(args, pits, seeds),
     }
     lower, upper, nodes, seconds = None, None, None, None
     for line in lines:
@@ -280,15 +288,16 @@ def markdown(data: dict) -> str:
         "",
         "## Solving the starting position",
         "",
-        "| board | rules | value | published | nodes | solve s | solve CPU s | nodes/CPU s "
-        "| process s (CPU s) | note |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| board | rules | value | published | database, table | nodes | solve s | solve CPU s "
+        "| nodes/CPU s | process s (CPU s) | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in data.get("solve", []) + data.get("not_reached", []):
+        sizes = f"{r.get('db_stones', '?')} stones, 2^{r.get('tt_bits', '?')}"
         if r["value"] is not None:
             lines.append(
                 f"| {r['board']} | {r['rules']} | {r['value']:+d} | {r['published_value']:+d} | "
-                f"{r['nodes']:,} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | "
+                f"{sizes} | {r['nodes']:,} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | "
                 f"{r['nodes_per_cpu_second']:,} | {r['process_seconds']} "
                 f"({r['process_cpu_seconds']}) | optimal first moves {r['optimal_first_moves']} |"
             )
@@ -303,7 +312,7 @@ def markdown(data: dict) -> str:
             lines.append(
                 f"| {r['board']} | {r['rules']} | not reached"
                 f"{': proven ' + ', '.join(proven) if proven else ' (no bound proven)'} "
-                f"| {r['published_value']:+d} | "
+                f"| {r['published_value']:+d} | {sizes} | "
                 f"{f'{nodes:,} at the last bound' if nodes else '-'} | - | - | - | "
                 f"{r['process_seconds']} ({r['process_cpu_seconds']}) | {r['note']} |"
             )
@@ -336,8 +345,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--boards", nargs="+", default=["6,4", "6,5"], help="PITS,SEEDS ...")
     p.add_argument("--rules", nargs="+", default=["goki", "standard"])
-    p.add_argument("--db-stones", type=int, default=20, help="endgame database size (20)")
-    p.add_argument("--tt-bits", type=int, default=25)
+    p.add_argument("--db-stones", type=int, default=22, help="endgame database size (22)")
+    p.add_argument("--tt-bits", type=int, default=25, help="table: 2**N entries of 32 bytes")
+    p.add_argument(
+        "--tt-bits-large", type=int, default=27, help="the same for boards of more than 48 stones"
+    )
     p.add_argument("--time-limit", type=float, default=1200, help="seconds (wall) per solve (1200)")
     p.add_argument("--cache-dir", default=None, help=f"default {default_cache_dir()}")
     p.add_argument("--perfect-games", type=int, default=2, help="per opponent, on Kalah(6,4)")
@@ -364,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--skip-accuracy", action="store_true")
     p.add_argument("--output", type=Path, default=RESULTS)
+    p.add_argument("--note", default="", help="recorded with the settings")
     args = p.parse_args(argv)
 
     t0 = time.perf_counter()
