@@ -260,6 +260,8 @@ def table_pretrained(prefix: str) -> str:
                 reward = _signed(ev[key], 3)
                 if low in ev and high in ev:
                     reward += " " + _interval(ev[low], ev[high], 3, True)
+                if ev.get("reward") == "coins":  # HiLo's coins reward, not +1 / 0 / -1
+                    reward += " coins"
             gammons = "—"
             if "gammon_won_rate" in ev and "gammon_lost_rate" in ev:
                 gammons = f"{_pct(ev['gammon_won_rate'])} / {_pct(ev['gammon_lost_rate'])}"
@@ -282,7 +284,8 @@ def table_pretrained(prefix: str) -> str:
         text += f"\nShipped without a recorded evaluation: {', '.join(missing)}.\n"
     text += (
         "\nRecorded in `agents/pretrained/<game>.json` (`evaluation`; the command that reproduces "
-        "it is under `reproduce`). Backgammon's mean reward is points per game.\n"
+        "it is under `reproduce`). Backgammon's mean reward is points per game; rows marked coins: "
+        "own coins minus the mean of the others' per game; all others +1 / 0 / -1 per game.\n"
     )
     return text
 
