@@ -49,6 +49,7 @@ import numpy as np
 import torch
 from spieltisch.agents.base import Agent, InformationSet, legal_actions_of
 from spieltisch.agents.policy import PolicyNet
+from spieltisch.agents.value_search import choose_searched_action
 
 #: coins one unit of the value head is worth in the leaf score (see the module docstring)
 DEFAULT_VALUE_WEIGHT = 0.5
@@ -190,19 +191,9 @@ class HiLoSearchAgent(Agent):
             return int(legal[0])
         if not isinstance(state, InformationSet):
             raise ValueError(f"{self.name} needs the seat's information set (HiLo)")
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # small batches: extra threads only cost synchronisation
-        try:
-            scores = self.action_scores(legal, state)
-            obs = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32))[None]
-            mask = torch.as_tensor(np.asarray(observation["action_mask"]))[None]
-            with torch.no_grad():
-                logits, _ = self.net(obs, mask)
-        finally:
-            torch.set_num_threads(threads)
-        prior = logits[0].numpy()[legal]
-        top = np.flatnonzero(scores >= scores.max() - 1e-9)
-        return int(legal[top[np.argmax(prior[top])]])
+        return choose_searched_action(
+            self.net, observation, lambda: (legal, self.action_scores(legal, state))
+        )
 
 
 def hilo_search_agent(ckpt: Any, params: dict[str, Any], seed: int | None) -> HiLoSearchAgent:

@@ -23,6 +23,7 @@ a move) and 650,000 at depth 7 (1.5 s), medians over positions of random games.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -141,19 +142,34 @@ class ValueSearchAgent(Agent):
             return int(legal[0])
         if state is None:
             raise ValueError(f"{self.name} needs the game state (a perfect-information game)")
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # small batches: extra threads only cost synchronisation
-        try:
-            actions, values = searched_values(
-                self.net, self.game, self.game_options, state.board, int(state.current_player),
-                self.depth, self.max_leaves,
-            )  # fmt: skip
-            obs = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32))[None]
-            mask = torch.as_tensor(np.asarray(observation["action_mask"]))[None]
-            with torch.no_grad():
-                logits, _ = self.net(obs, mask)
-        finally:
-            torch.set_num_threads(threads)
-        prior = logits[0].numpy()[actions]
-        top = np.flatnonzero(values >= values.max() - 1e-9)
-        return int(actions[top[np.argmax(prior[top])]])
+        board, player = state.board, int(state.current_player)
+        game, options, depth, leaves = self.game, self.game_options, self.depth, self.max_leaves
+        return choose_searched_action(
+            self.net,
+            observation,
+            lambda: searched_values(self.net, game, options, board, player, depth, leaves),
+        )
+
+
+def choose_searched_action(
+    net: PolicyNet,
+    observation: dict[str, np.ndarray],
+    search: Callable[[], tuple[np.ndarray, np.ndarray]],
+) -> int:
+    """The action with the best searched value, ties to the one the policy head prefers.
+
+    ``search()`` returns ``(actions, values)``; it runs with torch on one thread (a search
+    calls the network on small batches, where extra threads only cost synchronisation)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        actions, values = search()
+        obs = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32))[None]
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]))[None]
+        with torch.no_grad():
+            logits, _ = net(obs, mask)
+    finally:
+        torch.set_num_threads(threads)
+    prior = logits[0].numpy()[actions]
+    top = np.flatnonzero(values >= values.max() - 1e-9)
+    return int(actions[top[np.argmax(prior[top])]])
