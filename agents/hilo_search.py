@@ -52,6 +52,7 @@ import torch
 from spieltisch.agents.base import Agent, InformationSet, legal_actions_of
 from spieltisch.agents.policy import PolicyNet
 from spieltisch.agents.value_search import choose_searched_action
+from spieltisch.envs.hilo.engine import coins_rewards
 
 #: coins one unit of the value head is worth in the leaf score (see the module docstring)
 DEFAULT_VALUE_WEIGHT = 0.5
@@ -100,11 +101,8 @@ class HiLoSearchAgent(Agent):
                 rows.append(k)
                 obs.append(s.observation(s.current_player))
         if rows:
-            x = torch.from_numpy(np.stack(obs))
-            mask = torch.ones((len(rows), self.net.arch.num_actions), dtype=torch.int8)
             with torch.no_grad():
-                _, v = self.net(x, mask)
-            v = v.numpy().astype(np.float64)
+                v = self.net.value(torch.from_numpy(np.stack(obs))).numpy().astype(np.float64)
             movers = np.array([states[k].current_player for k in rows])
             share = -1.0 / (self.num_players - 1)
             out[rows] = np.where(movers == seat, v, share * v)
@@ -214,8 +212,7 @@ def hilo_search_agent(ckpt: Any, params: dict[str, Any], seed: int | None) -> Hi
 
 def _coins_reward(state: Any, seat: int) -> float:
     """``seat``'s coins minus the mean of the others' (face-down cards at their values)."""
-    coins = np.asarray(state.coins(), dtype=np.float64)
-    return float(coins[seat] - (coins.sum() - coins[seat]) / (len(coins) - 1))
+    return float(coins_rewards(state.coins())[seat])
 
 
 def _path(node: int, parent: list[int], action: list[int]) -> tuple[int, ...]:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from spieltisch.envs.hilo.batch import HiLoBatch
-from spieltisch.envs.hilo.engine import HiLoGame
+from spieltisch.envs.hilo.engine import HiLoGame, coins_rewards
 from spieltisch.envs.hus.batch import HusBatch
 from spieltisch.envs.hus.engine import HusGame
 from spieltisch.envs.hus.engine import observation_index as hus_observation_index
@@ -160,9 +160,7 @@ class HiLoGames:
         ``"coins"`` (own coins minus the mean of the others': a denser training signal)."""
         if self.reward == "win":
             return self.batch.returns()
-        coins = self.batch.coins().astype(np.float64)
-        n = self.num_players
-        r = coins - (coins.sum(axis=1, keepdims=True) - coins) / (n - 1)
+        r = coins_rewards(self.batch.coins())
         r[~self.batch.terminal] = 0.0
         return r
 

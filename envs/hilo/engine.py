@@ -887,12 +887,21 @@ def score_faces(game: HiLoGame, layout: Sequence[str]) -> dict[str, int]:
     }
 
 
+def coins_rewards(coins: np.ndarray) -> np.ndarray:
+    """The ``reward="coins"`` outcome: each seat's coins minus the mean of the other seats'
+    coins, along the last axis (one game ``(n,)`` or a batch ``(games, n)``), as float64."""
+    coins = np.asarray(coins, dtype=np.float64)
+    n = coins.shape[-1]
+    return coins - (coins.sum(axis=-1, keepdims=True) - coins) / (n - 1)
+
+
 __all__ = [
     "SCORE_CATEGORIES",
     "DeckFormatError",
     "HiLoGame",
     "HiLoState",
     "PlayerView",
+    "coins_rewards",
     "parse_position",
     "render_text",
     "score_faces",

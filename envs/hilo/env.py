@@ -91,7 +91,7 @@ from typing import Any, ClassVar
 import numpy as np
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
 from spieltisch.envs.hilo import rules as R
-from spieltisch.envs.hilo.engine import HiLoGame, HiLoState, render_text
+from spieltisch.envs.hilo.engine import HiLoGame, HiLoState, coins_rewards, render_text
 
 REWARD_MODES = ("win", "coins")
 
@@ -150,9 +150,7 @@ class raw_env(TurnBasedEnv):
 
     def _final_rewards(self) -> list[float]:
         if self.reward_mode == "coins":
-            coins = np.asarray(self.state.coins(), dtype=np.float64)
-            n = self.num_players
-            return [float(coins[p] - (coins.sum() - coins[p]) / (n - 1)) for p in range(n)]
+            return [float(r) for r in coins_rewards(self.state.coins())]
         return list(self.state.returns())
 
     def _final_info(self, seat: int) -> dict[str, Any]:
