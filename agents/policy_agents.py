@@ -70,10 +70,11 @@ def make_prefixed_agent(
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
     # ply, keep: TD value nets; weight: HiLo search (agents/hilo_search.py)
-    unknown = set(params) - {"search", "leaves", "ply", "keep", "weight"}
+    known = {"search", "leaves", "ply", "keep", "weight"}
+    unknown = set(params) - known
     if unknown:
         raise ValueError(
-            f"{prefix}: agents take the parameters 'search' and 'leaves'; got {sorted(unknown)}"
+            f"{prefix}: agents take the parameters {sorted(known)}; got {sorted(unknown)}"
         )
     if prefix == "pretrained":
         if value and value != game:
@@ -106,11 +107,12 @@ def make_prefixed_agent(
         raise ValueError(f"{prefix}:{value}: 'ply' and 'keep' are for TD value nets (backgammon)")
     if "leaves" in params and "search" not in params:
         raise ValueError(f"{prefix}:{value}: 'leaves' needs 'search' (e.g. search=6,leaves=1000)")
+    searched_name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
     if "search" in params and game == "hilo":  # hidden cards: information-set sampling
         from spieltisch.agents.hilo_search import hilo_search_agent
 
         agent = hilo_search_agent(ckpt, params, seed)
-        agent.name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
+        agent.name = searched_name
         return agent
     if "weight" in params:
         raise ValueError(f"{prefix}:{value}: 'weight' is for HiLo search (search=16,weight=2)")
@@ -125,7 +127,7 @@ def make_prefixed_agent(
             seed=seed,
             max_leaves=params.get("leaves", 0),
         )
-        agent.name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
+        agent.name = searched_name
         return agent
     agent = ckpt.agent(seed=seed, greedy=True)
     agent.name = f"{prefix}:{value}"
