@@ -2,8 +2,11 @@
 
 A *table* is a list of agents (by name, ``NAME:KEY=VALUE,...``) for one game. For every seed
 ``seed, seed + 1, ..., seed + seeds - 1`` the table plays one game per seat order (both orders
-for two players, all ``n!`` orders for HiLo with more players), every game of a seed from the
-same env seed. What this replays (checked in ``tests/test_arena.py``):
+for two players), every game of a seed from the same env seed. An n-player table (HiLo with 3
+or 4 players, ``mode="table"``) plays every *distinct* seat order: orders that put the same
+agent names in the same seats are one order, so ``search heuristic heuristic heuristic`` plays
+4 games per seed (the searcher in each seat), not 24, and the summary has one row per name
+(its games in every seat it held). What this replays (checked in ``tests/test_arena.py``):
 
 * Backgammon: the env rolls every die (the opening roll included) from its generator seeded by
   ``reset(seed=)``, one roll per turn whatever was played, so the games of a seed see the same
@@ -153,8 +156,10 @@ def play_table(
     workers: int = 1,
     progress: bool = False,
     num_seats: int | None = None,
+    distinct_orders: bool = False,
 ) -> list[GameResult]:
-    """Play ``seeds`` seeds x every seat order of the agents ``specs`` (one per seat).
+    """Play ``seeds`` seeds x every seat order of the agents ``specs`` (one per seat), or
+    with ``distinct_orders`` only the orders that differ in which *names* sit where.
 
     Raises :class:`AgentFailure` (naming the agents) if any agent failed.
     """
@@ -162,7 +167,7 @@ def play_table(
     n = len(specs) if num_seats is None else num_seats
     if len(specs) != n:
         raise ValueError(f"{game} with these options seats {n} agents, got {len(specs)}")
-    orders = list(itertools.permutations(range(n)))
+    orders = seat_orders(specs, distinct_orders)
     tasks = [(seed + s, order) for s in range(seeds) for order in orders]
     results: list[GameResult] = []
     if workers <= 1 or len(tasks) < 4:
@@ -194,6 +199,22 @@ def play_table(
     if errors:
         raise AgentFailure("; ".join(errors[:5]) + (" ..." if len(errors) > 5 else ""))
     return results
+
+
+def seat_orders(specs: Sequence[str], distinct: bool = False) -> list[tuple[int, ...]]:
+    """Every seat order of the table (``order[seat]`` = agent index), in lexicographic order;
+    with ``distinct``, the first of the orders that seat the same names in the same seats."""
+    orders = list(itertools.permutations(range(len(specs))))
+    if not distinct:
+        return orders
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for order in orders:
+        names = tuple(specs[i] for i in order)
+        if names not in seen:
+            seen.add(names)
+            out.append(order)
+    return out
 
 
 def _bar(total: int, enabled: bool, specs: Sequence[str]) -> Any:
@@ -342,8 +363,9 @@ def evaluate(
     num_seats = len(make(game, **options).possible_agents)
     if num_seats > 2 or mode == "table":
         results = play_table(
-            game, agents, seeds, seed, options, opening_plies, workers, progress, num_seats
-        )
+            game, agents, seeds, seed, options, opening_plies, workers, progress, num_seats,
+            distinct_orders=True,
+        )  # fmt: skip
         return ArenaReport(
             game, list(agents), "table", seeds, seed, options, opening_plies, [],
             table=summarize_table(results, agents), machine=machine_info(),
@@ -375,23 +397,27 @@ def evaluate(
 
 
 def summarize_table(results: Sequence[GameResult], agents: Sequence[str]) -> list[dict[str, Any]]:
-    """Per agent of an n-player table: games, wins (a shared win counts), mean reward with
-    interval (games of a seed averaged first)."""
+    """One row per agent name of an n-player table (agents listed twice or more pooled over
+    their seats, ``seats`` says how many): games (one per seat held), wins (a shared win
+    counts), draws (a zero reward: everybody tied, or truncated), losses, mean reward with
+    interval (each seed's games averaged first)."""
     out = []
-    n = len(results)
-    for i, name in enumerate(agents):
-        r = np.array([g.rewards[i] for g in results])
+    for name in dict.fromkeys(agents):
+        indices = [i for i, a in enumerate(agents) if a == name]
+        r = np.array([g.rewards[i] for g in results for i in indices], dtype=np.float64)
+        n = int(r.size)
         wins = int((r > 0).sum())
         by_seed: dict[int, list[float]] = {}
         for g in results:
-            by_seed.setdefault(g.seed, []).append(g.rewards[i])
+            by_seed.setdefault(g.seed, []).extend(g.rewards[i] for i in indices)
         mean, lo, hi = stats.mean_interval([float(np.mean(v)) for v in by_seed.values()])
         wl, wh = stats.wilson(wins, n)
         out.append(
             {
-                "agent": name, "index": i, "games": n, "wins": wins, "win_rate": wins / n,
-                "win_low": wl, "win_high": wh, "mean_reward": mean, "reward_low": lo,
-                "reward_high": hi,
+                "agent": name, "index": indices[0], "seats": len(indices), "games": n,
+                "wins": wins, "draws": int((r == 0).sum()), "losses": int((r < 0).sum()),
+                "win_rate": wins / n if n else 0.0, "win_low": wl, "win_high": wh,
+                "mean_reward": mean, "reward_low": lo, "reward_high": hi,
             }
         )  # fmt: skip
     return out
@@ -428,12 +454,14 @@ def to_markdown(report: ArenaReport) -> str:
             lines.append(f"| {name} | {r['elo']:+.0f} [{r['low']:+.0f}, {r['high']:+.0f}] |")
     if report.table:
         lines += [
-            "| agent | games | win rate [95% CI] | mean reward [95% CI] |",
-            "|---|---|---|---|",
+            "| agent | seats | games | W / D / L | win rate [95% CI] | mean reward [95% CI] |",
+            "|---|---|---|---|---|---|",
         ]
         for t in report.table:
             lines.append(
-                f"| {t['agent']} | {t['games']} | {t['win_rate']:.3f} "
+                f"| {t['agent']} | {t.get('seats', 1)} | {t['games']} | "
+                f"{t.get('wins', '?')} / {t.get('draws', '?')} / {t.get('losses', '?')} | "
+                f"{t['win_rate']:.3f} "
                 f"[{t['win_low']:.3f}, {t['win_high']:.3f}] | {t['mean_reward']:+.3f} "
                 f"[{t['reward_low']:+.3f}, {t['reward_high']:+.3f}] |"
             )

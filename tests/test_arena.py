@@ -137,3 +137,59 @@ def test_parallel_workers_with_a_torch_agent_finish() -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "| pretrained:kalaha | random | 6 |" in done.stdout
+
+
+def test_seat_orders_of_repeated_agents_are_played_once() -> None:
+    from spieltisch.agents.arena import seat_orders
+
+    assert len(seat_orders(["a", "b", "c", "d"], distinct=True)) == 24
+    # The searcher against three copies of one baseline: one order per seat of the searcher.
+    orders = seat_orders(["s", "h", "h", "h"], distinct=True)
+    assert [order.index(0) for order in orders] == [0, 1, 2, 3]
+    assert seat_orders(["x", "x"], distinct=True) == [(0, 1)]
+    assert len(seat_orders(["x", "x"])) == 2
+
+
+def test_four_player_table_pools_repeated_agents() -> None:
+    report = evaluate(
+        "hilo", ["greedy", "random", "random", "random"], seeds=3, options={"num_players": 4}
+    )
+    assert report.mode == "table"
+    greedy, rand = report.table
+    assert (greedy["agent"], greedy["seats"], greedy["games"]) == ("greedy", 1, 12)
+    assert (rand["agent"], rand["seats"], rand["games"]) == ("random", 3, 36)
+    for row in report.table:
+        assert row["wins"] + row["draws"] + row["losses"] == row["games"]
+    # Zero-sum rewards: the pooled mean of the three randoms balances the greedy agent's.
+    assert greedy["mean_reward"] + 3 * rand["mean_reward"] == pytest.approx(0.0, abs=1e-9)
+    assert "| random | 3 | 36 |" in report.to_markdown()
+
+
+def test_record_eval_keys_pairs_and_tables() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "record_eval.py"
+    spec = importlib.util.spec_from_file_location("record_eval", path)
+    record_eval = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(record_eval)
+    machine = {"cpu_count": 2, "load_average": [1.0, 1.0, 1.0]}
+    table = {
+        "game": "hilo", "machine": machine,
+        "agents": ["pretrained:hilo:search=16", "heuristic", "heuristic", "heuristic"],
+        "table": [{"agent": "pretrained:hilo:search=16", "games": 8, "mean_reward": 0.1},
+                  {"agent": "heuristic", "games": 24, "mean_reward": -0.03}],
+    }  # fmt: skip
+    rows = record_eval.evaluation_rows(table, "spieltisch eval ...", 12.34)
+    assert list(rows) == ["search16_vs_heuristic_x3"]
+    row = rows["search16_vs_heuristic_x3"]
+    assert row["opponents"] == ["heuristic"] * 3 and row["games"] == 8
+    assert (row["seconds"], row["machine"]) == (12.3, machine)
+    pair = {"game": "hus", "machine": machine, "pairs": [
+        {"agent": "pretrained:hus:search=7", "opponent": "alphabeta:depth=3", "games": 2,
+         "extra": {"mean_moves": 40.0}},
+        {"agent": "greedy", "opponent": "random", "games": 2, "extra": {}},
+    ]}  # fmt: skip
+    rows = record_eval.evaluation_rows(pair, "c", 1.0)
+    assert list(rows) == ["search7_vs_alphabeta:depth=3"]
+    assert "extra" not in rows["search7_vs_alphabeta:depth=3"]

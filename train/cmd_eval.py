@@ -35,7 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=None,
         choices=("pair", "round-robin", "one-vs-all", "table"),
         help="pair (2 agents, default), round-robin (default for 3+ agents), "
-        "one-vs-all (the first against each other), table (HiLo with 3-4 players)",
+        "one-vs-all (the first against each other), table (HiLo with 3-4 players; every "
+        "distinct seat order, repeated agents pooled)",
     )
     p.add_argument(
         "--seeds",
