@@ -13,13 +13,17 @@ re-implemented here.
   ``time``  (seconds)     search deeper until the time is spent (overrides ``depth``; the last,
                           unfinished iteration is abandoned through a node budget estimated from
                           the speed of the previous one, so a move can take slightly longer)
-  ``tt_bits`` (20)        the transposition table has ``2**tt_bits`` entries
+  ``tt_bits`` (20)        the transposition table has ``2**tt_bits`` entries; 0: no table
+                          (plain depth-limited values, no deeper results via transpositions)
 
 * ``greedy`` -- one-move lookahead: the move whose resulting position has the best static value
   (= ``alphabeta:depth=1``).
 
 Static value (from the mover's view): Kalaha: own store minus the opponent's store; Hus: own
-stones on the board minus the opponent's. A finished game is worth ``+-WIN`` plus that margin
+stones on the board minus the opponent's. The same search scores its horizon with a trained
+network's value head instead when given one (:func:`net_leaf_evaluator`; the agent
+``pretrained:<game>:search=N`` of :mod:`spieltisch.agents.value_search`); move ordering stays
+static. A finished game is worth ``+-WIN`` plus that margin
 (the margin makes winning by more preferred). Ties between equally good moves are broken at
 random with the agent's own generator (seeded by ``reset(seed)``), so games differ.
 """
@@ -37,6 +41,8 @@ from spieltisch.envs.kalaha.engine import sow
 
 WIN = 100_000
 INF = 1 << 30
+#: a network value in [-1, 1] is searched as the integer round(value * VALUE_SCALE) (< WIN / 2)
+VALUE_SCALE = 10_000
 KALAHA = 0
 HUS = 1
 _EXACT, _LOWER, _UPPER = 0, 1, 2
@@ -83,6 +89,96 @@ def _terminal_value(kind: int, board: np.ndarray, player: int, next_player: int)
     return WIN + margin
 
 
+#: what the compiled search reads to score its horizon: layer sizes, weights, observation
+#: index, scratch; empty arrays (:func:`static_leaf_evaluator`) mean the static value
+NetTuple = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def static_leaf_evaluator() -> NetTuple:
+    """No network: the search scores its horizon with the static value."""
+    return (
+        np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((2, 0), np.int64),
+        np.zeros((2, 0), np.float32),
+    )  # fmt: skip
+
+
+def net_leaf_evaluator(
+    layers: list[tuple[np.ndarray, np.ndarray]], observation_index: np.ndarray, scale: float
+) -> NetTuple:
+    """A tanh MLP value net (``layers`` = (weight (out, in), bias) per layer, the last one
+    the value head; every layer is followed by tanh) as the arrays the compiled search reads:
+    the observation of the mover is ``board[observation_index[mover]] / scale``."""
+    sizes = [layers[0][0].shape[1]] + [w.shape[0] for w, _ in layers]
+    if sizes[-1] != 1 or observation_index.shape != (2, sizes[0]):
+        raise ValueError(f"not a value net over this observation: layer sizes {sizes}")
+    params = []
+    for k, (w, b) in enumerate(layers):
+        w = np.asarray(w, np.float32) / np.float32(scale if k == 0 else 1.0)
+        params += [w.ravel(), np.asarray(b, np.float32).ravel()]
+    return (
+        np.asarray(sizes, np.int64), np.concatenate(params).astype(np.float32),
+        np.ascontiguousarray(observation_index, np.int64),
+        np.zeros((2, max(sizes)), np.float32),
+    )  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True, inline="always")
+def _tanh(x: float) -> float:
+    """float32 tanh as a rational function (|error| < 5e-7, checked in the tests): libm's
+    tanh would cost twice the matrix products of the value net."""
+    x = min(max(x, np.float32(-7.90531110763549805)), np.float32(7.90531110763549805))
+    x2 = x * x
+    p = np.float32(-2.76076847742355e-16)
+    p = x2 * p + np.float32(2.00018790482477e-13)
+    p = x2 * p + np.float32(-8.60467152213735e-11)
+    p = x2 * p + np.float32(5.12229709037114e-08)
+    p = x2 * p + np.float32(1.48572235717979e-05)
+    p = x2 * p + np.float32(6.37261928875436e-04)
+    p = x2 * p + np.float32(4.89352455891786e-03)
+    q = np.float32(1.19825839466702e-06)
+    q = x2 * q + np.float32(1.18534705686654e-04)
+    q = x2 * q + np.float32(2.26843463243900e-03)
+    q = x2 * q + np.float32(4.89352518554385e-03)
+    return x * p / q
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _net_value(board: np.ndarray, mover: int, net: NetTuple) -> float:
+    """The value net's output for ``mover`` (to move) on ``board`` (about 4 us for 32 inputs
+    and two hidden layers of 128)."""
+    sizes, params, index, scratch = net
+    x = scratch[0]
+    y = scratch[1]
+    for i in range(sizes[0]):
+        x[i] = board[index[mover, i]]
+    offset = 0
+    for layer in range(sizes.shape[0] - 1):
+        n_in = sizes[layer]
+        n_out = sizes[layer + 1]
+        bias = offset + n_in * n_out
+        for o in range(n_out):
+            weights = params[offset + o * n_in : offset + (o + 1) * n_in]  # contiguous: SIMD
+            acc = params[bias + o]
+            for i in range(n_in):
+                acc += weights[i] * x[i]
+            y[o] = acc
+        for o in range(n_out):
+            y[o] = _tanh(y[o])
+        offset = bias + n_out
+        x, y = y, x
+    return x[0]
+
+
+@numba.njit(cache=True, nogil=True)
+def _leaf_value(kind: int, board: np.ndarray, player: int, mover: int, net: NetTuple) -> int:
+    """Horizon value of an unfinished ``board`` for ``player`` (``mover`` moves next): the
+    static value, or the value net's scaled to an integer."""
+    if net[0].shape[0] == 0:
+        return _static(kind, board, player)
+    v = round(_net_value(board, mover, net) * VALUE_SCALE)
+    return v if mover == player else -v
+
+
 @numba.njit(cache=True, nogil=True)
 def _hash(board: np.ndarray, player: int, zobrist: np.ndarray) -> np.int64:
     h = zobrist[0, 0] if player == 1 else np.int64(0)
@@ -110,6 +206,7 @@ def _negamax(
     zobrist: np.ndarray,
     tt: np.ndarray,
     counters: np.ndarray,
+    net: NetTuple,
 ) -> int:
     """Value of ``board`` for ``player`` (to move, legal moves ``mask``) searched ``depth`` plies.
 
@@ -121,12 +218,13 @@ def _negamax(
         counters[2] = 1
         return 0
     if depth == 0:
-        return _static(kind, board, player)
+        return _leaf_value(kind, board, player, player, net)
     key = _hash(board, player, zobrist)
     slot = key & (tt.shape[0] - 1)
     tt_move = -1
     alpha0 = alpha
-    if tt[slot, 0] == key:
+    use_table = tt.shape[0] > 1  # a one-row table means none
+    if use_table and tt[slot, 0] == key:
         tt_move = tt[slot, 4]
         if tt[slot, 1] >= depth:
             v = tt[slot, 2]
@@ -184,6 +282,7 @@ def _negamax(
                 zobrist,
                 tt,
                 counters,
+                net,
             )
         else:
             v = -_negamax(
@@ -198,6 +297,7 @@ def _negamax(
                 zobrist,
                 tt,
                 counters,
+                net,
             )
         if counters[2]:
             return 0
@@ -209,7 +309,7 @@ def _negamax(
         if alpha >= beta:
             break
 
-    if depth >= tt[slot, 1] or tt[slot, 0] != key:
+    if use_table and (depth >= tt[slot, 1] or tt[slot, 0] != key):
         tt[slot, 0] = key
         tt[slot, 1] = depth
         tt[slot, 2] = best
@@ -234,6 +334,7 @@ def _root_values(
     zobrist: np.ndarray,
     tt: np.ndarray,
     counters: np.ndarray,
+    net: NetTuple,
 ) -> np.ndarray:
     """Value of every root move in ``actions`` (exact for the best ones: moves are searched
     with a window that only proves a move is worse than the best so far)."""
@@ -250,15 +351,17 @@ def _root_values(
         if (p >> 1) & 1:
             v = _terminal_value(kind, child, player, nxt)
         elif depth <= 1:
-            v = _static(kind, child, player)
+            v = _leaf_value(kind, child, player, nxt, net)
         elif nxt == player:
             v = _negamax(
-                kind, child, player, p >> 2, depth - 1, alpha, INF, param, zobrist, tt, counters
-            )
+                kind, child, player, p >> 2, depth - 1, alpha, INF, param, zobrist, tt, counters,
+                net,
+            )  # fmt: skip
         else:
             v = -_negamax(
-                kind, child, nxt, p >> 2, depth - 1, -INF, -alpha, param, zobrist, tt, counters
-            )
+                kind, child, nxt, p >> 2, depth - 1, -INF, -alpha, param, zobrist, tt, counters,
+                net,
+            )  # fmt: skip
         if counters[2]:
             return out
         out[j] = v
@@ -286,14 +389,15 @@ class MancalaSearchAgent(Agent):
             raise ValueError(f"depth must be at least 1, got {depth}")
         if time_limit is not None and time_limit <= 0:
             raise ValueError(f"time must be positive, got {time_limit}")
-        if not 4 <= tt_bits <= 28:
-            raise ValueError(f"tt_bits must be between 4 and 28, got {tt_bits}")
+        if tt_bits != 0 and not 4 <= tt_bits <= 28:
+            raise ValueError(f"tt_bits must be 0 (no table) or between 4 and 28, got {tt_bits}")
         self.kind = kind
         self.param = param
         self.depth = depth
         self.time_limit = time_limit
         self.name = name
-        self.tt = np.zeros((1 << tt_bits, 5), np.int64) if depth > 1 or time_limit else None
+        wanted = tt_bits and (depth > 1 or time_limit)
+        self.tt = np.zeros((1 << tt_bits, 5), np.int64) if wanted else np.zeros((1, 5), np.int64)
         size = 33 if kind == HUS else 64
         # Zobrist keys: fixed (not from the agent's seed) so searches are reproducible.
         self.zobrist = np.random.default_rng(12345).integers(
@@ -301,11 +405,11 @@ class MancalaSearchAgent(Agent):
         )
         self.last_depth = 0
         self.last_nodes = 0
+        self.leaf_net = static_leaf_evaluator()  # (a net search sets its value net here)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        if self.tt is not None:
-            self.tt[:] = 0
+        self.tt[:] = 0
 
     def _board_and_player(self, state: Any) -> tuple[np.ndarray, int]:
         if state is None:
@@ -318,21 +422,14 @@ class MancalaSearchAgent(Agent):
             return int(legal[0])
         board, player = self._board_and_player(state)
         actions = self.rng.permutation(legal).astype(np.int64)  # random tie-breaking
-        tt = self.tt if self.tt is not None else np.zeros((16, 5), np.int64)
+        tt = self.tt
         counters = np.zeros(3, np.int64)
         if self.time_limit is None:
             counters[1] = 1 << 62
             values = _root_values(
-                self.kind,
-                board,
-                player,
-                actions,
-                self.depth,
-                self.param,
-                self.zobrist,
-                tt,
-                counters,
-            )
+                self.kind, board, player, actions, self.depth, self.param, self.zobrist, tt,
+                counters, self.leaf_net,
+            )  # fmt: skip
             self.last_depth = self.depth
         else:
             values = self._deepen(board, player, actions, tt, counters)
@@ -346,10 +443,10 @@ class MancalaSearchAgent(Agent):
         actions = np.array(state.legal_actions(), dtype=np.int64)
         counters = np.zeros(3, np.int64)
         counters[1] = 1 << 62
-        tt = self.tt if self.tt is not None else np.zeros((16, 5), np.int64)
+        tt = self.tt
         values = _root_values(
             self.kind, board, player, actions, depth or self.depth, self.param, self.zobrist, tt,
-            counters,
+            counters, self.leaf_net,
         )  # fmt: skip
         return {int(a): int(v) for a, v in zip(actions, values, strict=True)}
 
@@ -369,8 +466,9 @@ class MancalaSearchAgent(Agent):
             counters[:] = 0
             counters[1] = 1 << 62 if values is None else max(int(rate * left), 1000)
             new = _root_values(
-                self.kind, board, player, actions, depth, self.param, self.zobrist, tt, counters
-            )
+                self.kind, board, player, actions, depth, self.param, self.zobrist, tt, counters,
+                self.leaf_net,
+            )  # fmt: skip
             nodes_total += int(counters[0])
             if counters[2]:
                 break  # unfinished: keep the last complete iteration
@@ -388,6 +486,15 @@ def _kalaha_param(options: dict[str, Any]) -> int:
 
 def _hus_param(options: dict[str, Any]) -> int:
     return int(options.get("max_sown", DEFAULT_MAX_SOWN))
+
+
+def search_kind(game: str, options: dict[str, Any]) -> tuple[int, int]:
+    """``(kind, rules parameter)`` of the compiled search for ``game`` with ``options``."""
+    if game == "kalaha":
+        return KALAHA, _kalaha_param(options)
+    if game == "hus":
+        return HUS, _hus_param(options)
+    raise ValueError(f"the compiled search plays kalaha and hus, not {game!r}")
 
 
 def _search_factory(kind: int, param_of, greedy: bool):

@@ -1,24 +1,28 @@
 """Search at play time over a trained network's value: ``pretrained:kalaha:search=4``.
 
 A trained policy network also has a value head (the mover's expected final reward). For the
-perfect-information, deterministic games (Kalaha, Hus) a few plies of full-width minimax over
-that value make a much stronger player than the raw policy, the way TD-Gammon and AlphaZero
-combine a learned evaluation with search. This module does exactly that, and nothing else:
+perfect-information, deterministic games (Kalaha, Hus) a few plies of minimax over that value
+make a much stronger player than the raw policy, the way TD-Gammon and AlphaZero combine a
+learned evaluation with search. ``search=N``: the ``N``-ply minimax value of every move, where
 
-* the tree is expanded level by level on the batched engine (one engine call per ply for all
-  positions of that ply; an extra turn in Kalaha is a ply like any other);
-* finished games are scored exactly (+1 / 0 / -1 from the game's result), unfinished leaves
-  with the value head;
-* values are backed up as minimax from the root player's side (max where the root player
-  moves, min where the opponent does);
-* among moves with the same searched value, the policy head's preferred move is played;
-* with a leaf budget (``search=6,leaves=N``) the tree keeps growing past ``depth`` plies while
-  the next ply has at most ``N`` positions, so endgames and forced lines are searched deeper.
+* finished games are scored exactly (the game's result), unfinished positions at the horizon
+  with the value head (an extra turn in Kalaha is a ply like any other);
+* among moves with the same searched value, the policy head's preferred move is played.
 
-The cost grows with the branching factor to the power ``depth``, almost all of it in the value
-head at the leaves (evaluated in chunks): Kalaha 6 pits, depth 6, is some ten thousand leaves
-(a few tens of milliseconds); Hus (up to 16 moves) has about 140,000 leaves at depth 6 (0.2 s
-a move) and 650,000 at depth 7 (1.5 s), medians over positions of random games.
+Two implementations compute that value:
+
+* :class:`ValueSearchAgent` without a leaf budget runs the compiled alpha-beta of the
+  ``alphabeta`` baseline (:mod:`spieltisch.agents.baselines_mancala`: static move ordering, a
+  transposition table), with the value head evaluated in numba at the horizon
+  (:func:`~spieltisch.agents.baselines_mancala.net_leaf_evaluator`, values rounded to 1e-4).
+  Alpha-beta visits a small fraction of the tree: Hus at depth 7 a few thousand positions a
+  move where the full tree has about 650,000 leaves.
+* :func:`searched_values` expands the *full* tree level by level on the batched engine and
+  evaluates the leaves with torch in chunks; it is the reference the alpha-beta is tested
+  against, and it serves the leaf budget (``search=6,leaves=N``): the tree keeps growing past
+  ``depth`` plies while the next ply has at most ``N`` positions, so endgames and forced lines
+  are searched deeper. Its cost grows with the branching factor to the power ``depth``: Hus has
+  about 140,000 leaves at depth 6 (0.2 s a move) and 650,000 at depth 7 (1.5 s).
 """
 
 from __future__ import annotations
@@ -108,10 +112,43 @@ def searched_values(
     return levels[0][1], values
 
 
+def value_layers(net: PolicyNet) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(weight, bias)`` of the trunk's linear layers and the value head, as numpy arrays
+    (every one is followed by tanh in :meth:`PolicyNet.value`)."""
+    linears = [m for m in net.trunk if isinstance(m, torch.nn.Linear)] + [net.value_head]
+    return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
+
+
+def alphabeta_searcher(
+    net: PolicyNet,
+    game: str,
+    game_options: dict[str, Any],
+    depth: int,
+    seed: int | None = None,
+    tt_bits: int = 20,
+) -> Any:
+    """The ``alphabeta`` baseline's compiled search with ``net``'s value head at the horizon
+    (``tt_bits=0``: no transposition table, so values are exactly the ``depth``-ply minimax)."""
+    from spieltisch.agents.baselines_mancala import (
+        MancalaSearchAgent,
+        net_leaf_evaluator,
+        search_kind,
+    )
+    from spieltisch.train.selfplay_games import make_batched_game
+
+    kind, param = search_kind(game, game_options)
+    searcher = MancalaSearchAgent(
+        kind, param, seed, depth=depth, tt_bits=tt_bits, name=f"search{depth}"
+    )
+    index = make_batched_game(game, game_options, 1)._index  # the env's observation, per seat
+    searcher.leaf_net = net_leaf_evaluator(value_layers(net), index, net.arch.observation_scale)
+    return searcher
+
+
 class ValueSearchAgent(Agent):
     """Plays the move with the best ``depth``-ply minimax value over ``net``'s value head
-    (deeper while a ply has at most ``max_leaves`` positions); ties go to the move the policy
-    head prefers. Needs the engine state."""
+    (alpha-beta; or the full tree, deeper while a ply has at most ``max_leaves`` positions);
+    ties go to the move the policy head prefers. Needs the engine state."""
 
     def __init__(
         self,
@@ -135,6 +172,14 @@ class ValueSearchAgent(Agent):
         self.depth = depth
         self.max_leaves = max_leaves
         self.name = f"search{depth}"
+        self.searcher = (
+            None if max_leaves else alphabeta_searcher(self.net, game, game_options, depth, seed)
+        )
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if self.searcher is not None:
+            self.searcher.reset(seed)  # clears its transposition table
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         legal = legal_actions_of(observation)
@@ -142,6 +187,8 @@ class ValueSearchAgent(Agent):
             return int(legal[0])
         if state is None:
             raise ValueError(f"{self.name} needs the game state (a perfect-information game)")
+        if self.searcher is not None:
+            return choose_searched_action(self.net, observation, lambda: self._alphabeta(state))
         board, player = state.board, int(state.current_player)
         game, options, depth, leaves = self.game, self.game_options, self.depth, self.max_leaves
         return choose_searched_action(
@@ -149,6 +196,10 @@ class ValueSearchAgent(Agent):
             observation,
             lambda: searched_values(self.net, game, options, board, player, depth, leaves),
         )
+
+    def _alphabeta(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        values = self.searcher.root_values(state)  # moves worse than the best: upper bounds
+        return np.array(list(values)), np.array(list(values.values()), dtype=np.float64)
 
 
 def choose_searched_action(

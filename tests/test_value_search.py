@@ -152,3 +152,67 @@ def test_a_leaf_budget_searches_small_endgames_to_the_end() -> None:
             assert v == _minimax(child, player, 100, net, index), (state.to_text(), a)
         checked += 1
     assert checked >= 10, checked
+
+
+def test_compiled_tanh_is_accurate() -> None:
+    import numba
+    from spieltisch.agents.baselines_mancala import _tanh
+
+    @numba.njit
+    def apply(xs):
+        out = np.empty_like(xs)
+        for i in range(xs.size):
+            out[i] = _tanh(xs[i])
+        return out
+
+    xs = np.linspace(-12.0, 12.0, 100_001).astype(np.float32)
+    assert np.abs(apply(xs) - np.tanh(xs.astype(np.float64))).max() < 5e-7
+
+
+@pytest.mark.parametrize("game", ["kalaha", "hus"])
+def test_compiled_value_net_equals_torch(game: str) -> None:
+    """The alpha-beta's numba value net reads the env's observation and matches PolicyNet.value."""
+    from spieltisch.agents.baselines_mancala import _net_value, net_leaf_evaluator
+    from spieltisch.agents.value_search import value_layers
+
+    size, actions, scale, index = (
+        (10, 4, 3.0, lambda s: kalaha_index(4, s)) if game == "kalaha" else (32, 16, 4.0, hus_index)
+    )
+    torch.manual_seed(3)
+    net = PolicyNet(PolicyArch(size, actions, (24, 12), scale)).eval()
+    leaf_net = net_leaf_evaluator(value_layers(net), np.stack([index(0), index(1)]), scale)
+    states = _random_states(KalahaGame(**KALAHA) if game == "kalaha" else HusGame(), 20,
+                            np.random.default_rng(0))  # fmt: skip
+    for state in states:
+        for mover in (0, 1):
+            obs = torch.from_numpy(state.board[index(mover)].astype(np.float32))[None]
+            with torch.no_grad():
+                expected = float(net.value(obs)[0])
+            assert _net_value(state.board, mover, leaf_net) == pytest.approx(expected, abs=1e-5)
+    with pytest.raises(ValueError, match="not a value net"):
+        net_leaf_evaluator(value_layers(net)[:-1], np.stack([index(0), index(1)]), scale)
+
+
+@pytest.mark.parametrize(
+    ("game", "depth"), [("kalaha", 1), ("kalaha", 3), ("kalaha", 4), ("hus", 3)]
+)
+def test_alphabeta_equals_the_full_width_search(game: str, depth: int) -> None:
+    """Without a transposition table the compiled alpha-beta gives the best moves the exact
+    full-width minimax value (rounded to 1e-4; a forced win scores beyond any value), and every
+    other move an upper bound of its value."""
+    from spieltisch.agents.baselines_mancala import VALUE_SCALE, WIN
+    from spieltisch.agents.value_search import alphabeta_searcher
+
+    options, size, actions, scale = (KALAHA, 10, 4, 3.0) if game == "kalaha" else ({}, 32, 16, 4.0)
+    net = _net(size, actions, scale)
+    searcher = alphabeta_searcher(net, game, options, depth, seed=0, tt_bits=0)
+    engine = KalahaGame(**KALAHA) if game == "kalaha" else HusGame()
+    for state in _random_states(engine, 30, np.random.default_rng(depth)):
+        moves, full = searched_values(net, game, options, state.board, state.current_player, depth)
+        found = searcher.root_values(state)
+        raw = np.array([found[int(a)] for a in moves])
+        bounds = np.where(np.abs(raw) >= WIN // 2, np.sign(raw), raw / VALUE_SCALE)
+        best = raw == raw.max()
+        assert bounds[best][0] == pytest.approx(full.max(), abs=1.5e-4), state.to_text()
+        assert np.all(full[best] >= full.max() - 2e-4), state.to_text()
+        assert np.all(full <= bounds + 1.5e-4), state.to_text()
