@@ -35,11 +35,13 @@ def evaluation_rows(report: dict[str, Any], command: str, seconds: float) -> dic
     """The rows of an arena report (``ArenaReport.to_json``) whose agent is the game's
     pretrained agent, by :func:`row_key`, each with the command, wall time and machine."""
     game = report["game"]
-    recorded = {
+    recorded: dict[str, Any] = {
         "command": command,
         "seconds": round(seconds, 1),
         "machine": {k: report["machine"][k] for k in ("cpu_count", "load_average")},
     }
+    if game == "hilo":  # coins or wins: the README table says which
+        recorded["reward"] = (report.get("options") or {}).get("reward", "win")
     rows = {}
     for row in report.get("table") or []:  # an n-player table: the agent against the others
         if row["agent"].startswith(f"pretrained:{game}"):

@@ -105,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                 result_row = {k: v for k, v in pair.items() if k not in ("agent", "extra")}
             result_row["agent"] = shipped_name
             result_row["opponent"] = opponent
+            if players > 2:
+                result_row["opponents"] = [opponent] * (players - 1)
+            if cfg.game == "hilo":  # coins or wins: the table says which
+                result_row["reward"] = cfg.game_options.get("reward", "win")
             result_row["seconds"] = round(time.perf_counter() - start, 1)
             evaluation[f"{label}vs_{opponent}"] = result_row
             print(report.to_markdown())

@@ -202,6 +202,11 @@ def _pretrained_files() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _natural(text: str) -> list[Any]:
+    """Sort key with numbers compared as numbers (``search10`` after ``search6``)."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text)]
+
+
 def table_pretrained(prefix: str) -> str:
     """The shipped agents' recorded evaluations (written when they were shipped)."""
     files = _pretrained_files()
@@ -235,19 +240,25 @@ def table_pretrained(prefix: str) -> str:
             label += "`"
         if isinstance(meta.get("reproduce"), dict) and meta["reproduce"].get("note"):
             training += " (see the note below)"
-        for key, ev in evaluation.items():
+        for key, ev in sorted(evaluation.items(), key=lambda kv: _natural(kv[0])):
             if not isinstance(ev, dict) or "games" not in ev:
                 continue
-            opponent = ev.get("opponent") or ev.get("opponents") or key.removeprefix("vs_")
-            if isinstance(opponent, list):
-                opponent = ", ".join(str(o) for o in opponent)
+            opponent = ev.get("opponents") or ev.get("opponent") or key.removeprefix("vs_")
+            if not isinstance(opponent, list):
+                opponent = [opponent]
+            cell = ", ".join(  # ["heuristic"] * 3 (a 4-player HiLo table): `heuristic` x 3
+                f"`{o}`" + (f" x {opponent.count(o)}" if opponent.count(o) > 1 else "")
+                for o in dict.fromkeys(str(o) for o in opponent)
+            )
+            # In a table of 3-4 with the coins reward, a positive reward is not a win.
+            coins_table = len(opponent) > 1 and ev.get("reward") == "coins"
             wdl = (
                 f"{_int(ev['wins'])} / {_int(ev.get('draws', 0))} / {_int(ev['losses'])}"
-                if "wins" in ev and "losses" in ev
+                if "wins" in ev and "losses" in ev and not coins_table
                 else "—"
             )
             win = "—"
-            if "win_rate" in ev:
+            if "win_rate" in ev and not coins_table:
                 win = _pct(ev["win_rate"])
                 if "win_low" in ev and "win_high" in ev:
                     win += f" [{_pct(ev['win_low'])}, {_pct(ev['win_high'])}]"
@@ -269,7 +280,7 @@ def table_pretrained(prefix: str) -> str:
             if isinstance(ev.get("agent"), str) and ev["agent"] != label.split("`")[0]:
                 row_label = ev["agent"] + "`" + label.split("`", 1)[1]  # e.g. with :search=4
             rows.append(
-                f"| `{row_label} | {training} | `{opponent}` "
+                f"| `{row_label} | {training} | {cell} "
                 f"| {_int(ev['games'])} | {wdl} | {win} | {reward} | {gammons} |"
             )
     text = "\n".join(rows) + "\n"
@@ -285,7 +296,9 @@ def table_pretrained(prefix: str) -> str:
     text += (
         "\nRecorded in `agents/pretrained/<game>.json` (`evaluation`; the command that reproduces "
         "it is under `reproduce`). Backgammon's mean reward is points per game; rows marked coins: "
-        "own coins minus the mean of the others' per game; all others +1 / 0 / -1 per game.\n"
+        "own coins minus the mean of the others' per game; HiLo with 4 players (one agent against "
+        "three copies of the opponent, every seat): +1 for a win, -1/3 for a loss (zero-sum; "
+        "positive means better than the opponents); all others +1 / 0 / -1 per game.\n"
     )
     return text
 
