@@ -276,8 +276,10 @@ def test_shipped_ppo_agents_load_and_beat_random(name: str) -> None:
     game, options = meta["game"], dict(meta["game_options"])
     options.pop("reward", None)  # a training-only choice; the agent plays any reward setting
     assert "evaluation" in meta and "train" in meta["reproduce"]
-    seeds = 100 if game == "hilo" else 20
-    agents = [f"pretrained:{game}"] + ["random"] * (int(options.get("num_players", 2)) - 1)
+    players = int(options.get("num_players", 2))
+    # HiLo: 200 games for 2 players, 4 x 40 (the agent in each seat) for 4
+    seeds = (100 if players == 2 else 40) if game == "hilo" else 20
+    agents = [f"pretrained:{game}"] + ["random"] * (players - 1)
     report = evaluate(game, agents, seeds=seeds, seed=11, options=options)
     if report.pairs:
         wins, games = report.pairs[0].wins, report.pairs[0].games
