@@ -422,17 +422,16 @@ class MancalaSearchAgent(Agent):
             return int(legal[0])
         board, player = self._board_and_player(state)
         actions = self.rng.permutation(legal).astype(np.int64)  # random tie-breaking
-        tt = self.tt
         counters = np.zeros(3, np.int64)
         if self.time_limit is None:
             counters[1] = 1 << 62
             values = _root_values(
-                self.kind, board, player, actions, self.depth, self.param, self.zobrist, tt,
+                self.kind, board, player, actions, self.depth, self.param, self.zobrist, self.tt,
                 counters, self.leaf_net,
             )  # fmt: skip
             self.last_depth = self.depth
         else:
-            values = self._deepen(board, player, actions, tt, counters)
+            values = self._deepen(board, player, actions, self.tt, counters)
         self.last_nodes = int(counters[0])
         return int(actions[int(np.argmax(values))])
 
@@ -443,10 +442,9 @@ class MancalaSearchAgent(Agent):
         actions = np.array(state.legal_actions(), dtype=np.int64)
         counters = np.zeros(3, np.int64)
         counters[1] = 1 << 62
-        tt = self.tt
         values = _root_values(
-            self.kind, board, player, actions, depth or self.depth, self.param, self.zobrist, tt,
-            counters, self.leaf_net,
+            self.kind, board, player, actions, depth or self.depth, self.param, self.zobrist,
+            self.tt, counters, self.leaf_net,
         )  # fmt: skip
         return {int(a): int(v) for a, v in zip(actions, values, strict=True)}
 

@@ -140,7 +140,7 @@ def alphabeta_searcher(
     searcher = MancalaSearchAgent(
         kind, param, seed, depth=depth, tt_bits=tt_bits, name=f"search{depth}"
     )
-    index = make_batched_game(game, game_options, 1)._index  # the env's observation, per seat
+    index = make_batched_game(game, game_options, 1).observation_index  # the env's, per seat
     searcher.leaf_net = net_leaf_evaluator(value_layers(net), index, net.arch.observation_scale)
     return searcher
 

@@ -52,7 +52,8 @@ class BatchedGame(Protocol):
 
 class _MancalaGames:
     """What the Kalaha and Hus adapters share: a batched engine and an observation index per
-    seat (``self._index``) that turns the board into the env's observation."""
+    seat (``self.observation_index``, ``(2, observation size)``: the board indices of each
+    seat's observation, also read by the compiled search of ``search=N`` agents)."""
 
     num_players = 2
 
@@ -67,7 +68,7 @@ class _MancalaGames:
 
     def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         mover = self.batch.current_player.copy()
-        obs = np.take_along_axis(self.batch.boards, self._index[mover], axis=1)
+        obs = np.take_along_axis(self.batch.boards, self.observation_index[mover], axis=1)
         return obs.astype(np.float32), self.batch.legal_mask.copy(), mover
 
     def step(self, actions: np.ndarray) -> None:
@@ -100,7 +101,9 @@ class KalahaGames(_MancalaGames):
         self.num_actions = self.game.pits
         self.observation_size = 2 * self.game.pits + 2
         self.observation_scale = float(self.game.seeds)
-        self._index = np.stack([kalaha_observation_index(self.game.pits, s) for s in range(2)])
+        self.observation_index = np.stack(
+            [kalaha_observation_index(self.game.pits, s) for s in range(2)]
+        )
 
 
 class HusGames(_MancalaGames):
@@ -116,7 +119,7 @@ class HusGames(_MancalaGames):
         self.game = HusGame(**kwargs)
         self.batch = HusBatch(self.game, num_games)
         self.num_games = num_games
-        self._index = np.stack([hus_observation_index(s) for s in range(2)])
+        self.observation_index = np.stack([hus_observation_index(s) for s in range(2)])
 
 
 class HiLoGames:
