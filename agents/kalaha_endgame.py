@@ -44,6 +44,10 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from spieltisch.envs.kalaha.engine import BOARD_DTYPE, RULE_SETS, sow
 
 FORMAT_VERSION = 1
@@ -52,9 +56,33 @@ _HEADER = struct.Struct("<8sIIIIQ32s")  # magic, version, pits, rules, stones, c
 HEADER_SIZE = _HEADER.size  # 64 bytes
 UNKNOWN = -128  # int8 marker of a value not computed yet
 MAX_DB_STONES = 100  # values must fit int8 (|value| <= stones)
+_BATCH = 16  # positions per batch of the database builder (see _build_level)
 _SATURATE = 1 << 62  # binomials are clipped here; keys are exact only below it
 
 ProgressFn = Callable[[str], None]
+
+
+@intrinsic
+def _prefetch(typingctx, arr, idx):
+    """Hint the CPU to fetch element ``idx`` of the C-contiguous ``arr`` (flat index) into the
+    cache; never faults, changes nothing."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ind = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = builder.gep(ary.data, [ind])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 def default_cache_dir() -> Path:
@@ -160,88 +188,64 @@ def child_position(b: np.ndarray, c: np.ndarray, pits: int, i: int, empty_captur
 
 
 @numba.njit(cache=True, nogil=True)
-def _db_solve(
-    scratch: np.ndarray,
-    pits: int,
-    empty_capture: bool,
-    binom: np.ndarray,
-    offsets: np.ndarray,
-    db: np.ndarray,
-    frames: np.ndarray,
-) -> int:
-    """Value of ``scratch[0]``; same-level children are computed first (memoised in ``db``).
-
-    A depth-first search with an explicit stack (numba cannot cache recursive functions):
-    ``scratch[d]`` is the position at depth ``d``, ``frames[d]`` = (rank, next pit, best).
-    """
-    d = 0
-    enter = True
-    result = 0
-    while True:
-        b = scratch[d]
-        if enter:
-            n = 0
-            s0 = 0
+def _enumerate_rows(max_stones: int, pits: int) -> tuple:
+    """Every row of ``pits`` pits holding at most ``max_stones`` stones, with its stone count and
+    its weight ``sum(k * row[k])`` (how far to the right its stones lie)."""
+    total = 0
+    for a in range(max_stones + 1):
+        total += _binomial(a + pits - 1, pits - 1)
+    rows = np.zeros((total, pits), dtype=np.int16)
+    stones = np.zeros(total, dtype=np.int64)
+    weights = np.zeros(total, dtype=np.int64)
+    comp = np.zeros(pits, dtype=np.int64)
+    r = 0
+    for a in range(max_stones + 1):
+        comp[:] = 0
+        comp[0] = a
+        while True:
+            w = 0
             for k in range(pits):
-                s0 += b[k]
-                n += b[k] + b[pits + 1 + k]
-            r = rank_board(b, pits, binom, offsets)
-            known = db[r]
-            leaf = True
-            if known != UNKNOWN:
-                result = known
-            elif s0 == 0 or s0 == n:  # game over: each side keeps its own stones
-                result = s0 - (n - s0)
-                db[r] = result
-            else:
-                leaf = False
-                frames[d, 0] = r
-                frames[d, 1] = 0
-                frames[d, 2] = -1000
-            if leaf:
-                if d == 0:
-                    return result
-                d -= 1
-                enter = False
-                continue
-        else:  # a same-level child (turn passed) came back with ``result``
-            if -result > frames[d, 2]:
-                frames[d, 2] = -result
-            frames[d, 1] += 1
-        c = scratch[d + 1]
-        i = frames[d, 1]
-        descend = False
-        while i < pits:
-            if b[i] == 0:
-                i += 1
-                continue
-            gain, kind, entered = child_position(b, c, pits, i, empty_capture)
-            if kind == 0:
-                val = gain
-            elif kind == 1:
-                val = gain + db[rank_board(c, pits, binom, offsets)]
-            else:
-                if entered == 0:  # same level: stones only moved right, turn passed
-                    frames[d, 1] = i
-                    descend = True
-                    break
-                val = gain - db[rank_board(c, pits, binom, offsets)]
-            if val > frames[d, 2]:
-                frames[d, 2] = val
-            i += 1
-        if descend:
-            d += 1
-            enter = True
-            continue
-        result = frames[d, 2]
-        db[frames[d, 0]] = result
-        if d == 0:
-            return result
-        d -= 1
-        enter = False
+                rows[r, k] = comp[k]
+                w += k * comp[k]
+            stones[r] = a
+            weights[r] = w
+            r += 1
+            # next composition of a into pits parts
+            t = comp[pits - 1]
+            comp[pits - 1] = 0
+            j = pits - 2
+            while j >= 0 and comp[j] == 0:
+                j -= 1
+            if j < 0:
+                break
+            comp[j] -= 1
+            comp[j + 1] = t + 1
+    return rows, stones, weights
 
 
 @numba.njit(cache=True, nogil=True)
+def _binomial(a: int, b: int) -> int:
+    if b < 0 or b > a:
+        return 0
+    r = 1
+    for k in range(1, b + 1):
+        r = r * (a - b + k) // k
+    return r
+
+
+def row_groups(max_stones: int, pits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of :func:`_enumerate_rows` sorted by (stones, weight), and ``starts`` with
+    ``rows[starts[a, w]:starts[a, w + 1]]`` the rows of ``a`` stones and weight ``w``."""
+    rows, stones, weights = _enumerate_rows(max_stones, pits)
+    order = np.lexsort((weights, stones))
+    width = (pits - 1) * max_stones + 2
+    keys = stones[order] * width + weights[order]
+    grid = np.arange(max_stones + 1)[:, None] * width + np.arange(width)[None, :]
+    starts = np.searchsorted(keys, grid.ravel()).reshape(max_stones + 1, width)
+    return np.ascontiguousarray(rows[order]), starts.astype(np.int64)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
 def _build_level(
     n: int,
     pits: int,
@@ -249,31 +253,105 @@ def _build_level(
     binom: np.ndarray,
     offsets: np.ndarray,
     db: np.ndarray,
-    scratch: np.ndarray,
+    rows: np.ndarray,
+    starts: np.ndarray,
 ) -> None:
-    """Fill ``db`` for every arrangement of exactly ``n`` stones (lower levels must be done)."""
-    k_parts = 2 * pits
-    comp = np.zeros(k_parts, dtype=np.int64)
-    comp[0] = n
-    frames = np.zeros((scratch.shape[0], 3), dtype=np.int64)
-    b = scratch[0]
-    while True:
-        for k in range(pits):
-            b[k] = comp[k]
-            b[pits + 1 + k] = comp[pits + k]
-        b[pits] = 0
-        b[2 * pits + 1] = 0
-        _db_solve(scratch, pits, empty_capture, binom, offsets, db, frames)
-        # next composition of n into k_parts parts
-        t = comp[k_parts - 1]
-        comp[k_parts - 1] = 0
-        j = k_parts - 2
-        while j >= 0 and comp[j] == 0:
-            j -= 1
-        if j < 0:
-            break
-        comp[j] -= 1
-        comp[j + 1] = t + 1
+    """Fill ``db`` for every arrangement of exactly ``n`` stones (lower levels must be done).
+
+    Positions are taken in falling order of their weight (the sum of every stone's place within
+    its row): a child on the same level has a larger weight (see module doc), so it is done
+    before its parent, and positions of one weight do not depend on each other and are shared
+    out among the threads. ``rows``, ``starts``: :func:`row_groups` for at least ``n`` stones.
+    """
+    size = 2 * pits + 2
+    top = pits - 1
+    items = np.zeros(((n + 1) * (top * n + 1) + 1, 5), dtype=np.int64)
+    for total_weight in range(top * n, -1, -1):
+        # the pairs (mover's row, opponent's row) of this weight: groups of rows by
+        # (stones, weight) for each side, items[m] = (x start, x count, y start, y count, first)
+        count = 0
+        positions = 0
+        for a in range(n + 1):
+            for wx in range(max(0, total_weight - top * (n - a)), min(top * a, total_weight) + 1):
+                wy = total_weight - wx
+                xs = starts[a, wx]
+                nx = starts[a, wx + 1] - xs
+                ys = starts[n - a, wy]
+                ny = starts[n - a, wy + 1] - ys
+                if nx > 0 and ny > 0:
+                    items[count, 0] = xs
+                    items[count, 1] = nx
+                    items[count, 2] = ys
+                    items[count, 3] = ny
+                    items[count, 4] = positions
+                    positions += nx * ny
+                    count += 1
+        items[count, 4] = positions
+        chunks = min(max(positions // 2048, 1), 512)
+        for ch in numba.prange(chunks):
+            b = np.zeros(size, dtype=BOARD_DTYPE)
+            c = np.zeros(size, dtype=BOARD_DTYPE)
+            # a batch of positions: first every child is generated and its value prefetched,
+            # then the values are read, so that the cache misses overlap
+            dest = np.zeros(_BATCH, dtype=np.int64)
+            moves = np.zeros(_BATCH, dtype=np.int64)
+            kids = np.zeros((_BATCH * pits, 3), dtype=np.int64)  # kind, gain, rank
+            first = positions * ch // chunks
+            last = positions * (ch + 1) // chunks
+            m = 0
+            for start in range(first, last, _BATCH):
+                stop = min(start + _BATCH, last)
+                for f in range(start, stop):
+                    while items[m + 1, 4] <= f:
+                        m += 1
+                    local = f - items[m, 4]
+                    ny = items[m, 3]
+                    x = items[m, 0] + local // ny
+                    y = items[m, 2] + local % ny
+                    s0 = 0
+                    s1 = 0
+                    for k in range(pits):
+                        b[k] = rows[x, k]
+                        b[pits + 1 + k] = rows[y, k]
+                        s0 += b[k]
+                        s1 += b[pits + 1 + k]
+                    j = f - start
+                    r = rank_board(b, pits, binom, offsets)
+                    dest[j] = r
+                    _prefetch(db, r)
+                    if s0 == 0 or s1 == 0:  # game over: each side keeps its own stones
+                        moves[j] = -1 - (s0 - s1 + 1000)
+                        continue
+                    cnt = 0
+                    for i in range(pits):
+                        if b[i] == 0:
+                            continue
+                        gain, kind, _ = child_position(b, c, pits, i, empty_capture)
+                        e = j * pits + cnt
+                        kids[e, 0] = kind
+                        kids[e, 1] = gain
+                        if kind != 0:
+                            cr = rank_board(c, pits, binom, offsets)
+                            kids[e, 2] = cr
+                            _prefetch(db, cr)
+                        cnt += 1
+                    moves[j] = cnt
+                for j in range(stop - start):
+                    if moves[j] < 0:
+                        db[dest[j]] = -1 - moves[j] - 1000
+                        continue
+                    best = -1000
+                    for e in range(j * pits, j * pits + moves[j]):
+                        kind = kids[e, 0]
+                        if kind == 0:
+                            v = kids[e, 1]
+                        elif kind == 1:
+                            v = kids[e, 1] + db[kids[e, 2]]
+                        else:
+                            v = kids[e, 1] - db[kids[e, 2]]
+                        if v > best:
+                            best = v
+                    db[dest[j]] = best
 
 
 class EndgameDatabase:
@@ -316,7 +394,7 @@ class EndgameDatabase:
         values.fill(UNKNOWN)
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         ec = rules == "goki"
-        scratch = np.zeros((stones * max(pits - 1, 1) + 4, 2 * pits + 2), dtype=BOARD_DTYPE)
+        rows = starts = None  # built when a level must be built
         for n in range(stones + 1):
             level = values[offsets[n] : offsets[n + 1]]
             path = directory / cls.file_name(pits, rules, n)
@@ -324,7 +402,9 @@ class EndgameDatabase:
                 continue
             t0 = time.perf_counter()
             level[:] = UNKNOWN
-            _build_level(n, pits, ec, binom, offsets, values, scratch)
+            if rows is None:
+                rows, starts = row_groups(stones, pits)
+            _build_level(n, pits, ec, binom, offsets, values, rows, starts)
             if progress is not None and level.size >= 100_000:
                 progress(
                     f"endgame database {pits} pits {rules}: {n} stones, {level.size:,} positions "
