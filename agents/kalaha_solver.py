@@ -40,7 +40,9 @@ recursive functions).
 from __future__ import annotations
 
 import math
+import numbers
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,9 +90,22 @@ _NFIELDS = 18
 # Fields of a queued child in ``order``: pit | kind << 8, gain, ordering score, key 1 (rank + 1,
 # or for a database child its rank), key 2, stones left in its pits.
 _OFIELDS = 6
-_HIST = 16  # stats[_HIST + n]: nodes entered with n stones in the pits (n capped)
+# Progress slots of ``stats``, written by :func:`_solve` at every MTD(f) pass and read by the
+# thread that reports progress (see ``KalahaSolver.__init__``).
+_S_BETA, _S_LO, _S_HI, _S_DEPTH = 11, 12, 13, 14
+_S_PASSES, _S_MOVE, _S_AT, _S_AT_DEPTH = 15, 16, 17, 18
+_HIST = 24  # stats[_HIST + n]: nodes entered with n stones in the pits (n capped)
 _HIST_MAX = 127
 _ETC_MARGIN = 4  # enhanced transposition cut-offs only this many stones above the database
+# ``stop[0]``: why the search stops (0: it does not), ``stop[1]``: node count (stats[0]) at which
+# it stops by itself. Both are looked at once every _STOP_CHECK + 1 nodes.
+_STOP_NONE, _STOP_REQUESTED, _STOP_NODES = 0, 1, 2
+_STOP_CHECK = 4095
+_NO_NODE_LIMIT = 1 << 62
+# positions with at most db_stones + this many stones are solved in the calling thread when
+# neither progress reports nor a time limit are asked for (a worker thread costs about 0.3 ms,
+# more than most such solves); bigger ones always run in a worker, so that Ctrl-C stops them
+_INLINE_MARGIN = 12
 
 ProgressFn = Callable[[str], None]
 
@@ -405,6 +420,7 @@ def _search(
     fr: np.ndarray,
     order: np.ndarray,
     stats: np.ndarray,
+    stop: np.ndarray,
 ) -> int:
     """Fail-soft alpha-beta (negamax on remaining gain) of ``root`` within ``(alpha, beta)``.
 
@@ -412,6 +428,12 @@ def _search(
     table entries that did), 0 when it is a true bound (fail-soft semantics). ``depth`` >= 255
     means no horizon. Iterative, with the stack in ``boards`` (node positions), ``kids`` (their
     children), ``fr`` (frame fields) and ``order`` (children to search: pit | kind << 8, gain).
+
+    Every 4096 nodes it looks at ``stop``: when ``stop[0]`` is set, or the node count
+    ``stats[0]`` has reached ``stop[1]`` (then it sets ``stop[0]`` itself), it returns at once,
+    meaningless, and stores nothing more: the unfinished nodes on the stack are dropped, every
+    table entry is a complete search's result, so the table stays valid for later searches.
+    Callers must look at ``stop[0]`` after every call.
     """
     size = 2 * pits + 2
     ply = 0
@@ -439,6 +461,12 @@ def _search(
         finished = False
         if enter:
             stats[0] += 1
+            if stats[0] & _STOP_CHECK == 0:
+                if stop[0] != _STOP_NONE:
+                    return 0
+                if stats[0] >= stop[1]:
+                    stop[0] = _STOP_NODES
+                    return 0
             if ply > stats[3]:
                 stats[3] = ply
             n = fr[ply, _N]
@@ -689,17 +717,29 @@ def _solve(
     fr: np.ndarray,
     order: np.ndarray,
     stats: np.ndarray,
+    stop: np.ndarray,
 ) -> tuple:
     """Solve ``root`` (mover's view, stores zeroed) for its remaining value.
 
     Schedule: MTD(f) at depths ``depth_first``, ``depth_first + 2``, .. ``depth_last`` (iterative
     deepening; stops early once a depth proves the value), then, if ``finish``, MTD(f) to the end
-    of the game. Returns (value or last guess, proven lower bound, proven upper bound, passes).
+    of the game. Returns (value or last guess, proven lower bound, proven upper bound, passes,
+    stopped).
 
     Once the root value is proven, ``mode`` 1 writes ``out[i]`` = 1 for the optimal pits (one
     null-window test per move) and ``mode`` 2 the exact remaining value of every legal pit, from
     the root mover's view (children solved on the same schedule). The one driver of the search
     (every numba caller of ``_search`` compiles it again, so there is only this one).
+
+    Progress: before every pass it writes ``stats[_S_BETA]`` (the pass tests value >= beta),
+    ``_S_DEPTH`` (its depth, :data:`UNLIMITED` to the end), ``_S_PASSES`` (passes begun),
+    ``_S_MOVE`` (-1: the root; else the pit whose move is tested or valued), and after every
+    pass the root's proven bounds ``_S_LO``, ``_S_HI`` (with ``_S_AT``, ``_S_AT_DEPTH``: node
+    count and depth of the pass that last changed them), so that another thread can report.
+
+    Stopping (see :func:`_search`): after a pass ended by ``stop`` it returns at once with
+    ``stopped`` True and the root's bounds proven so far (its value if the moves were being
+    tested); it stores nothing itself, the table stays valid.
     """
     c = np.empty_like(root)
     w_root = 0
@@ -708,6 +748,17 @@ def _solve(
     passes = 0
     for k in range(pits):
         out[k] = 0
+    n_root = 0
+    for k in range(pits):
+        n_root += root[k] + root[pits + 1 + k]
+    stats[_S_LO] = -n_root
+    stats[_S_HI] = n_root
+    stats[_S_AT] = stats[0]
+    stats[_S_AT_DEPTH] = UNLIMITED
+    stats[_S_BETA] = 0
+    stats[_S_DEPTH] = UNLIMITED
+    stats[_S_PASSES] = 0
+    stats[_S_MOVE] = -1
     for t in range(-1, pits):
         gain = 0
         kind = 1  # the root itself counts as "same mover, no gain"
@@ -717,6 +768,7 @@ def _solve(
                 break
             if root[t] == 0:
                 continue
+            stats[_S_MOVE] = t
             gain, kind, _ = child_position(root, c, pits, t, empty_capture)
             board = c
             if kind == 0:  # the move ends the game
@@ -737,10 +789,15 @@ def _solve(
             else:
                 a = gain - w_root
                 b = a + 1
+            stats[_S_BETA] = b
+            stats[_S_DEPTH] = UNLIMITED
+            stats[_S_PASSES] = passes + 1
             r = _search(
                 board, a, b, UNLIMITED, pits, empty_capture, binom, offsets, db, db_stones,
-                exact_keys, tt, near_stones, near_rows, boards, kids, fr, order, stats,
+                exact_keys, tt, near_stones, near_rows, boards, kids, fr, order, stats, stop,
             )  # fmt: skip
+            if stop[0] != _STOP_NONE:
+                return w_root, lo_root, hi_root, passes, True
             passes += 1
             ok = (r >> 1) >= b if kind == 1 else (r >> 1) <= a
             out[t] = 1 if ok else 0
@@ -765,11 +822,18 @@ def _solve(
                 f = min(max(f, -n), n)
                 while lower < upper and proven_lo < proven_hi:
                     beta = max(f, lower + 1)
+                    stats[_S_BETA] = beta
+                    stats[_S_DEPTH] = depth
+                    stats[_S_PASSES] = passes + 1
                     r = _search(
                         board, beta - 1, beta, depth, pits, empty_capture, binom, offsets, db,
                         db_stones, exact_keys, tt, near_stones, near_rows, boards, kids, fr, order,
-                        stats,
+                        stats, stop,
                     )  # fmt: skip
+                    if stop[0] != _STOP_NONE:
+                        if t < 0:
+                            return f, max(lo, proven_lo), min(hi, proven_hi), passes, True
+                        return w_root, lo_root, hi_root, passes, True
                     passes += 1
                     f = r >> 1
                     if f < beta:
@@ -780,6 +844,14 @@ def _solve(
                         lower = f
                         if r & 1 == 0:
                             proven_lo = max(proven_lo, f)
+                    if t < 0:
+                        plo = max(lo, proven_lo)
+                        phi = min(hi, proven_hi)
+                        if plo > stats[_S_LO] or phi < stats[_S_HI]:
+                            stats[_S_LO] = plo
+                            stats[_S_HI] = phi
+                            stats[_S_AT] = stats[0]
+                            stats[_S_AT_DEPTH] = depth
                 lo = max(lo, proven_lo)
                 hi = min(hi, proven_hi)
                 if lo == hi:
@@ -792,11 +864,13 @@ def _solve(
             w_root = f
             lo_root = lo
             hi_root = hi
+            stats[_S_LO] = lo
+            stats[_S_HI] = hi
         elif kind == 1:
             out[t] = gain + f if mode == 2 else (1 if gain + f >= w_root else 0)
         else:
             out[t] = gain - f if mode == 2 else (1 if gain - f >= w_root else 0)
-    return w_root, lo_root, hi_root, passes
+    return w_root, lo_root, hi_root, passes, False
 
 
 # ------------------------------------------------------------------------------------------------
@@ -811,6 +885,63 @@ class SolveResult:
     move_values: dict[int, int] = field(default_factory=dict)
     nodes: int = 0
     seconds: float = 0.0
+
+
+class SolveInterrupted(RuntimeError):
+    """A solve stopped before it finished; it carries what was proven by then.
+
+    ``reason``: ``"time limit"``, ``"node limit"`` or ``"keyboard interrupt"`` (Ctrl-C while the
+    solve ran; raised from the ``KeyboardInterrupt``). ``lower`` <= value <= ``upper``: bounds of
+    the position's value (final store difference for the player to move, as
+    :meth:`KalahaSolver.value`) proven before the stop; the trivial bounds (the store
+    difference -+ the stones in the pits) if nothing was proven; ``lower == upper`` when the
+    value was known and the moves were still being tested. ``nodes``, ``seconds``: the work done.
+    The solver stays usable, its table valid: solving again continues from what it holds.
+    """
+
+    def __init__(self, reason: str, lower: int, upper: int, nodes: int, seconds: float) -> None:
+        self.reason = reason
+        self.lower = lower
+        self.upper = upper
+        self.nodes = nodes
+        self.seconds = seconds
+        proven = f"value {lower:+d}" if lower == upper else f"{lower:+d} <= value <= {upper:+d}"
+        super().__init__(
+            f"solve stopped ({reason}) after {nodes:,} nodes, {seconds:.2f} s: proven {proven}"
+        )
+
+    def __reduce__(self) -> tuple:  # picklable (arena worker processes)
+        return type(self), (self.reason, self.lower, self.upper, self.nodes, self.seconds)
+
+    @property
+    def value_known(self) -> bool:
+        """Whether the value itself was proven (only the optimal moves were missing)."""
+        return self.lower == self.upper
+
+
+def _seconds(name: str, x: float | None) -> float | None:
+    """``x`` checked as a positive finite number of seconds (None passes)."""
+    if x is None:
+        return None
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a number of seconds, got {x!r}")
+    x = float(x)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be a positive, finite number of seconds, got {x!r}")
+    return x
+
+
+def _join(worker: threading.Thread) -> None:
+    """Wait for a worker that was told to stop (it does within a few thousand nodes); a
+    second Ctrl-C does not leave it running unobserved."""
+    if worker.ident is None:  # never started
+        return
+    while True:
+        try:
+            worker.join()
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def _aligned_table(rows: int) -> np.ndarray:
@@ -846,9 +977,22 @@ class KalahaSolver:
     pits are kept in a separate small region of ``2**near_bits`` entries (their subtrees are
     small and they are most of the nodes; a small region stays in the cache, so their probes are
     cheap, and they do not push deeper results out of the large region); ``near_margin=0``: one
-    region for all. ``progress`` receives one line per MTD(f) pass (depth, window, nodes, time).
+    region for all.
+
+    ``progress`` receives progress lines: while a position is solved (in a worker thread), every
+    ``progress_interval`` seconds one line with the nodes, nodes per second, elapsed time, the
+    running MTD(f) pass (its depth and the bound it tests) and the bounds proven so far; a line
+    ``to the end: value >= V, nodes N, T s`` (or ``<=``; ``depth D:`` for a depth-limited pass)
+    whenever a report finds a newly proven bound of the root (N: nodes at the proof, T: seconds
+    at the report); and a last line when the solve ends.
+
+    :meth:`solve` and :meth:`value` take a ``time_limit`` (seconds) and ``max_nodes``; when one
+    is reached, or on Ctrl-C, the search stops within a few thousand nodes and
+    :class:`SolveInterrupted` is raised with the bounds proven so far. The table keeps only
+    complete results, so the solver stays usable and a later solve reuses the work done.
 
     The table persists between calls, so solving the positions of one game in order is cheap.
+    One solve at a time per solver (the tables are shared).
     """
 
     def __init__(
@@ -863,7 +1007,9 @@ class KalahaSolver:
         near_margin: int = DEFAULT_NEAR_MARGIN,
         near_bits: int = DEFAULT_NEAR_BITS,
         progress: ProgressFn | None = None,
+        progress_interval: float = 2.0,
     ) -> None:
+        self.progress_interval = _seconds("progress_interval", progress_interval)
         self.game = game if game is not None else KalahaGame()
         self.pits = self.game.pits
         self.rules = self.game.rules
@@ -897,8 +1043,16 @@ class KalahaSolver:
         self._order = np.zeros((MAX_PLY, self.pits, _OFIELDS), dtype=np.int64)
         # profile counters: nodes, database hits, table cut-offs, max ply, cut-offs by the first
         # / a later move, moves settled by their value bounds, full child generations, children
-        # generated there, ETC probes, table moves tried first; from _HIST on: nodes by stones
+        # generated there, ETC probes, table moves tried first (0-10, cumulative); progress of
+        # the solve running, written by _solve per pass (11-18): _S_BETA the bound the running
+        # pass tests (value >= beta, remaining value of the searched position), _S_LO / _S_HI
+        # the root's proven bounds (remaining value), _S_DEPTH the running pass's depth
+        # (UNLIMITED: to the end), _S_PASSES passes begun, _S_MOVE -1 while the root is
+        # searched, else the pit whose move is tested, _S_AT / _S_AT_DEPTH node count and depth
+        # of the pass that last changed the root's bounds; from _HIST on: nodes by stones
         self.stats = np.zeros(_HIST + _HIST_MAX + 1, dtype=np.int64)
+        # stop[0]: why the search stops (0 runs, 1 asked to, 2 node limit), stop[1]: node limit
+        self._stop = np.array([_STOP_NONE, _NO_NODE_LIMIT], dtype=np.int64)
         self._capacity = -1
         self._ensure_capacity(max(self.game.total_stones, db_stones))
 
@@ -959,61 +1113,134 @@ class KalahaSolver:
             self._frames,
             self._order,
             self.stats,
+            self._stop,
         )
 
-    def _remaining(self, board: np.ndarray, mode: int = 0, out: np.ndarray | None = None) -> int:
+    def _remaining(
+        self,
+        board: np.ndarray,
+        mode: int = 0,
+        out: np.ndarray | None = None,
+        diff: int = 0,
+        time_limit: float | None = None,
+        max_nodes: int | None = None,
+        progress_interval: float | None = None,
+    ) -> int:
         """Exact remaining value of a position (mover's view, stores zeroed); with ``mode`` 1 or
-        2 also the optimal-move flags or move values in ``out`` (see :func:`_solve`)."""
+        2 also the optimal-move flags or move values in ``out`` (see :func:`_solve`). ``diff``
+        (the store difference) only shifts the values reported. Raises
+        :class:`SolveInterrupted` when stopped."""
         if out is None:
             out = np.zeros(self.pits, dtype=np.int64)
-        idm = self.id_max_depth
-        if self.progress is None:
-            return int(_solve(board, mode, 0, 2, idm, True, out, *self._ctx)[0])
-        # The same schedule, one depth (and at the end one MTD(f) pass) per call, to report
-        # progress.
         p = self.pits
         n = int(board[:p].sum() + board[p + 1 : 2 * p + 1].sum())
+        stop = self._stop
+        stop[0] = _STOP_NONE
+        stop[1] = _NO_NODE_LIMIT if max_nodes is None else int(self.stats[0]) + max_nodes
+        args = (board, mode, 0, 2, self.id_max_depth, True, out, *self._ctx)
         t0 = time.perf_counter()
-        f, lo, hi = 0, -n, n
-        if n <= self.db_stones:
-            f = lo = hi = int(_solve(board, 0, 0, 2, 0, True, out, *self._ctx)[0])
-        for depth in range(2, idm + 1, 2):
-            f, lo, hi, passes = _solve(board, 0, f, depth, depth, False, out, *self._ctx)
-            found = f"value {lo:+d}" if lo == hi else f"guess {f:+d}"
-            self.progress(
-                f"  depth {depth:>3}: {found} ({passes} passes), nodes {int(self.stats[0]):,}, "
-                f"{time.perf_counter() - t0:.2f} s"
-            )
-            if lo == hi:
-                break
-        lower, upper = lo, hi
-        while lower < upper:  # MTD(f) to the end of the game, as in _solve
-            beta = max(f, lower + 1)
-            f = int(_search(board, beta - 1, beta, UNLIMITED, *self._ctx)) >> 1
-            if f < beta:
-                upper = f
-            else:
-                lower = f
-            self.progress(
-                f"  to the end: value {'>=' if f >= beta else '<='} {f:+d}, "
-                f"nodes {int(self.stats[0]):,}, {time.perf_counter() - t0:.2f} s"
-            )
-        if mode:
-            self.progress("  testing the moves")
-            # the root's value is in the table now: only the moves are searched
-            f = _solve(board, mode, f, 0, -1, True, out, *self._ctx)[0]
-            self.progress(
-                f"  moves done: nodes {int(self.stats[0]):,}, {time.perf_counter() - t0:.2f} s"
-            )
-        return int(f)
+        nodes0 = int(self.stats[0])
+        reason = None
+        cause = None
+        if self.progress is None and time_limit is None and n <= self.db_stones + _INLINE_MARGIN:
+            w, lo, hi, _, stopped = _solve(*args)
+        else:
+            interval = progress_interval or self.progress_interval
+            # what _solve writes first, so that a report before it starts (the first call
+            # compiles it) is right
+            st = self.stats
+            st[_S_LO], st[_S_HI], st[_S_AT], st[_S_AT_DEPTH] = -n, n, nodes0, UNLIMITED
+            st[_S_BETA], st[_S_DEPTH], st[_S_PASSES], st[_S_MOVE] = 0, UNLIMITED, 0, -1
+            report = _Reporter(self, t0, nodes0, n, diff, mode, interval)
+            box: list = []
+
+            def work() -> None:
+                try:
+                    box.append(_solve(*args))
+                except BaseException as err:  # handed to the calling thread
+                    box.append(err)
+
+            worker = threading.Thread(target=work, name="kalaha-solve", daemon=True)
+            deadline = math.inf if time_limit is None else t0 + time_limit
+            try:
+                worker.start()
+                while worker.is_alive():
+                    now = time.perf_counter()
+                    if now >= deadline:
+                        reason = "time limit"
+                        stop[0] = _STOP_REQUESTED
+                        break
+                    if now >= report.due:
+                        report.tick(now)
+                        continue
+                    # bounded waits: join(inf) overflows, and a waiting join stays interruptible
+                    worker.join(min(report.due, deadline, now + 1.0) - now)
+            except KeyboardInterrupt as err:
+                reason = "keyboard interrupt"
+                cause = err
+                stop[0] = _STOP_REQUESTED
+            except BaseException:  # e.g. from the progress callback: stop, then pass it on
+                stop[0] = _STOP_REQUESTED
+                _join(worker)
+                raise
+            _join(worker)
+            if not box:  # stopped before the worker started: nothing searched
+                raise SolveInterrupted(
+                    reason or "stopped", diff - n, diff + n, 0, time.perf_counter() - t0
+                ) from cause
+            if isinstance(box[0], BaseException):
+                raise box[0]
+            w, lo, hi, _, stopped = box[0]
+            if reason == "keyboard interrupt":
+                stopped = True  # Ctrl-C is never swallowed, even when the search just ended
+            if stopped and reason is None:
+                reason = "node limit" if stop[0] == _STOP_NODES else "stopped"
+            report.finish(reason if stopped else None)
+        if stopped:
+            if reason is None:
+                reason = "node limit" if stop[0] == _STOP_NODES else "stopped"
+            raise SolveInterrupted(
+                reason,
+                diff + int(lo),
+                diff + int(hi),
+                int(self.stats[0]) - nodes0,
+                time.perf_counter() - t0,
+            ) from cause
+        return int(w)
+
+    def _check_limits(
+        self, time_limit: float | None, max_nodes: int | None, progress_interval: float | None
+    ) -> tuple[float | None, float | None]:
+        if max_nodes is not None and (
+            isinstance(max_nodes, bool) or not isinstance(max_nodes, numbers.Integral)
+        ):
+            raise TypeError(f"max_nodes must be an integer, got {max_nodes!r}")
+        if max_nodes is not None and max_nodes < 1:
+            raise ValueError(f"max_nodes must be at least 1, got {max_nodes}")
+        return _seconds("time_limit", time_limit), _seconds("progress_interval", progress_interval)
 
     # --- public API ------------------------------------------------------------------------
-    def value(self, state: KalahaState | str) -> int:
-        """The final store difference under perfect play, for the player to move."""
+    def value(
+        self,
+        state: KalahaState | str,
+        *,
+        time_limit: float | None = None,
+        max_nodes: int | None = None,
+        progress_interval: float | None = None,
+    ) -> int:
+        """The final store difference under perfect play, for the player to move.
+
+        ``time_limit`` (seconds) / ``max_nodes``: stop after that much work (the node limit is
+        checked every 4096 nodes) and raise :class:`SolveInterrupted` with the bounds proven;
+        Ctrl-C does the same. ``progress_interval``: seconds between progress lines (default:
+        the solver's)."""
+        time_limit, progress_interval = self._check_limits(time_limit, max_nodes, progress_interval)
         board, diff, over = self._position(state)
         if over:
             return diff
-        return diff + self._remaining(board)
+        return diff + self._remaining(
+            board, 0, None, diff, time_limit, max_nodes, progress_interval
+        )
 
     def move_values(self, state: KalahaState | str) -> dict[int, int]:
         """The exact value of every legal move, for the player to move (see module doc)."""
@@ -1023,15 +1250,36 @@ class KalahaSolver:
         """The legal moves that keep the position's value (sorted)."""
         return self.solve(state).optimal_moves
 
-    def solve(self, state: KalahaState | str, move_values: bool = False) -> SolveResult:
-        """Value and optimal moves of a position (and every move's value if asked)."""
+    def solve(
+        self,
+        state: KalahaState | str,
+        move_values: bool = False,
+        *,
+        time_limit: float | None = None,
+        max_nodes: int | None = None,
+        progress_interval: float | None = None,
+    ) -> SolveResult:
+        """Value and optimal moves of a position (and every move's value if asked).
+
+        ``time_limit``, ``max_nodes``, ``progress_interval``: as for :meth:`value`; the limits
+        cover the whole solve, the moves included (:class:`SolveInterrupted` then has
+        ``value_known`` when only the moves were missing)."""
+        time_limit, progress_interval = self._check_limits(time_limit, max_nodes, progress_interval)
         t0 = time.perf_counter()
         nodes0 = int(self.stats[0])
         board, diff, over = self._position(state)
         if over:
             return SolveResult(diff, [], {}, 0, time.perf_counter() - t0)
         out = np.zeros(self.pits, dtype=np.int64)
-        w = self._remaining(board, 2 if move_values else 1, out)
+        w = self._remaining(
+            board,
+            2 if move_values else 1,
+            out,
+            diff,
+            time_limit,
+            max_nodes,
+            progress_interval,
+        )
         pits = board.tolist()[: self.pits]
         res = out.tolist()
         legal = [i for i in range(self.pits) if pits[i] > 0]
@@ -1048,3 +1296,88 @@ class KalahaSolver:
             nodes=int(self.stats[0]) - nodes0,
             seconds=time.perf_counter() - t0,
         )
+
+
+class _Reporter:
+    """Progress lines of one threaded solve, from the solver's ``stats`` slots (read while the
+    worker writes them: each slot is one aligned 8-byte word, so a read is never torn, though
+    slots read one after the other may belong to successive passes)."""
+
+    def __init__(
+        self,
+        solver: KalahaSolver,
+        t0: float,
+        nodes0: int,
+        stones: int,
+        diff: int,
+        mode: int,
+        interval: float,
+    ) -> None:
+        self.solver = solver
+        self.say = solver.progress
+        self.t0 = t0
+        self.nodes0 = nodes0
+        self.diff = diff
+        self.mode = mode
+        self.interval = interval
+        self.due = t0 + interval if self.say is not None else math.inf
+        self.last_t = t0
+        self.last_nodes = 0
+        self.lo = diff - stones  # bounds reported so far: the trivial ones are not news
+        self.hi = diff + stones
+
+    def _bounds(self, now: float) -> tuple[int, int]:
+        """Report newly proven bounds of the root (value terms); return the current ones."""
+        s = self.solver.stats
+        lo = self.diff + int(s[_S_LO])
+        hi = self.diff + int(s[_S_HI])
+        if lo > self.lo or hi < self.hi:
+            depth = int(s[_S_AT_DEPTH])
+            phase = "to the end" if depth >= _TRUE else f"depth {depth}"
+            at = f"nodes {int(s[_S_AT]) - self.nodes0:,}, {now - self.t0:.2f} s"
+            if lo > self.lo:
+                self.say(f"  {phase}: value >= {lo:+d}, {at}")
+                self.lo = lo
+            if hi < self.hi:
+                self.say(f"  {phase}: value <= {hi:+d}, {at}")
+                self.hi = hi
+        return lo, hi
+
+    def tick(self, now: float) -> None:
+        """One report (and the next one due an interval later)."""
+        s = self.solver.stats
+        nodes = int(s[0]) - self.nodes0
+        lo, hi = self._bounds(now)
+        rate = (nodes - self.last_nodes) / max(now - self.last_t, 1e-9)
+        depth = int(s[_S_DEPTH])
+        move = int(s[_S_MOVE])
+        passes = int(s[_S_PASSES])
+        phase = "to the end" if depth >= _TRUE else f"depth {depth}"
+        if passes == 0:
+            doing = "starting"
+        elif move < 0:
+            doing = f"pass {passes} ({phase}): value >= {self.diff + int(s[_S_BETA]):+d}?"
+        else:
+            what = "testing" if self.mode == 1 else "valuing"
+            doing = f"pass {passes}: {what} the move of pit {move}"
+        proven = f"value {lo:+d}" if lo == hi else f"{lo:+d} <= value <= {hi:+d}"
+        self.say(
+            f"  {now - self.t0:.1f} s: {nodes:,} nodes ({rate:,.0f}/s); {doing}; proven: {proven}"
+        )
+        self.last_t = now
+        self.last_nodes = nodes
+        self.due = max(self.due + self.interval, now + 0.5 * self.interval)
+
+    def finish(self, reason: str | None) -> None:
+        """The last lines: bounds not reported yet, then solved or why it stopped."""
+        if self.say is None:
+            return
+        now = time.perf_counter()
+        lo, hi = self._bounds(now)
+        nodes = int(self.solver.stats[0]) - self.nodes0
+        seconds = now - self.t0
+        if reason is not None:
+            proven = f"value {lo:+d}" if lo == hi else f"{lo:+d} <= value <= {hi:+d}"
+            self.say(f"  stopped ({reason}): proven {proven}, nodes {nodes:,}, {seconds:.2f} s")
+        else:
+            self.say(f"  solved: value {lo:+d}, nodes {nodes:,}, {seconds:.2f} s")
