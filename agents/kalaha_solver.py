@@ -887,16 +887,16 @@ class SolveResult:
     seconds: float = 0.0
 
 
-class SolveInterrupted(RuntimeError):
-    """A solve stopped before it finished; it carries what was proven by then.
+class _Stopped:
+    """What a stopped solve proved (shared by :class:`SolveInterrupted` and
+    :class:`SolveKeyboardInterrupt`).
 
-    ``reason``: ``"time limit"``, ``"node limit"`` or ``"keyboard interrupt"`` (Ctrl-C while the
-    solve ran; raised from the ``KeyboardInterrupt``). ``lower`` <= value <= ``upper``: bounds of
-    the position's value (final store difference for the player to move, as
-    :meth:`KalahaSolver.value`) proven before the stop; the trivial bounds (the store
+    ``reason``: ``"time limit"``, ``"node limit"`` or ``"keyboard interrupt"``. ``lower`` <=
+    value <= ``upper``: bounds of the position's value (final store difference for the player to
+    move, as :meth:`KalahaSolver.value`) proven before the stop; the trivial bounds (the store
     difference -+ the stones in the pits) if nothing was proven; ``lower == upper`` when the
-    value was known and the moves were still being tested. ``nodes``, ``seconds``: the work done.
-    The solver stays usable, its table valid: solving again continues from what it holds.
+    value was known and only the moves were still being tested. ``nodes``, ``seconds``: the
+    work done. The solver stays usable, its table valid: solving again reuses the work done.
     """
 
     def __init__(self, reason: str, lower: int, upper: int, nodes: int, seconds: float) -> None:
@@ -917,6 +917,19 @@ class SolveInterrupted(RuntimeError):
     def value_known(self) -> bool:
         """Whether the value itself was proven (only the optimal moves were missing)."""
         return self.lower == self.upper
+
+
+class SolveInterrupted(_Stopped, RuntimeError):
+    """A solve reached its ``time_limit`` or ``max_nodes`` before it finished; attributes: see
+    :class:`_Stopped` (``reason``, ``lower``, ``upper``, ``nodes``, ``seconds``,
+    ``value_known``)."""
+
+
+class SolveKeyboardInterrupt(_Stopped, KeyboardInterrupt):
+    """Ctrl-C stopped a solve: a ``KeyboardInterrupt`` (so that it ends programs as Ctrl-C
+    does, and ``except Exception`` does not swallow it) with the same attributes as
+    :class:`SolveInterrupted`. Catch both with ``except (SolveInterrupted,
+    SolveKeyboardInterrupt)``."""
 
 
 def _seconds(name: str, x: float | None) -> float | None:
@@ -988,7 +1001,8 @@ class KalahaSolver:
 
     :meth:`solve` and :meth:`value` take a ``time_limit`` (seconds) and ``max_nodes``; when one
     is reached, or on Ctrl-C, the search stops within a few thousand nodes and
-    :class:`SolveInterrupted` is raised with the bounds proven so far. The table keeps only
+    :class:`SolveInterrupted` (a limit) or :class:`SolveKeyboardInterrupt` (Ctrl-C, a
+    ``KeyboardInterrupt``) is raised with the bounds proven so far. The table keeps only
     complete results, so the solver stays usable and a later solve reuses the work done.
 
     The table persists between calls, so solving the positions of one game in order is cheap.
@@ -1184,8 +1198,8 @@ class KalahaSolver:
                 _join(worker)
                 raise
             _join(worker)
-            if not box:  # stopped before the worker started: nothing searched
-                raise SolveInterrupted(
+            if not box:  # Ctrl-C before the worker started: nothing searched
+                raise SolveKeyboardInterrupt(
                     reason or "stopped", diff - n, diff + n, 0, time.perf_counter() - t0
                 ) from cause
             if isinstance(box[0], BaseException):
@@ -1199,7 +1213,8 @@ class KalahaSolver:
         if stopped:
             if reason is None:
                 reason = "node limit" if stop[0] == _STOP_NODES else "stopped"
-            raise SolveInterrupted(
+            kind = SolveKeyboardInterrupt if reason == "keyboard interrupt" else SolveInterrupted
+            raise kind(
                 reason,
                 diff + int(lo),
                 diff + int(hi),
@@ -1232,8 +1247,8 @@ class KalahaSolver:
 
         ``time_limit`` (seconds) / ``max_nodes``: stop after that much work (the node limit is
         checked every 4096 nodes) and raise :class:`SolveInterrupted` with the bounds proven;
-        Ctrl-C does the same. ``progress_interval``: seconds between progress lines (default:
-        the solver's)."""
+        Ctrl-C raises :class:`SolveKeyboardInterrupt` likewise. ``progress_interval``: seconds
+        between progress lines (default: the solver's)."""
         time_limit, progress_interval = self._check_limits(time_limit, max_nodes, progress_interval)
         board, diff, over = self._position(state)
         if over:

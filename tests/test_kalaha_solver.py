@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import functools
+import json
+import math
+import pickle
+import re
 import warnings
 
 import numpy as np
 import pytest
 from spieltisch.agents import kalaha_endgame
 from spieltisch.agents.kalaha_endgame import HEADER_SIZE, EndgameDatabase
-from spieltisch.agents.kalaha_solver import KalahaSolver
+from spieltisch.agents.kalaha_solver import (
+    KalahaSolver,
+    SolveInterrupted,
+    SolveKeyboardInterrupt,
+)
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
 
 
@@ -267,3 +275,169 @@ def test_hashed_keys_on_boards_too_big_for_exact_keys(tmp_path):
     check_positions(solver, game, reachable(game)[::3])
     huge = KalahaSolver(KalahaGame(30, 1000, "goki"), db_stones=0, use_cache=False, tt_bits=8)
     assert not huge._exact_keys
+
+
+# --- progress and interruption -----------------------------------------------------------------
+# Kalah(6,3) with a tiny database needs about 1.2 M nodes (goki) or 3.4 M (standard) from the
+# start: enough to stop it part-way after a few thousand nodes.
+def small_db_solver(rules: str = "goki", **kwargs) -> KalahaSolver:
+    return KalahaSolver(KalahaGame(6, 3, rules), db_stones=4, use_cache=False, tt_bits=16, **kwargs)
+
+
+@pytest.mark.parametrize("id_max_depth", [0, 8])
+def test_interrupted_solves_keep_the_table_valid(id_max_depth):
+    solver = small_db_solver(id_max_depth=id_max_depth)
+    start = solver.game.new_initial_state()
+    value, moves = KALAH_6_3["goki"]
+    for limit in (5_000, 60_000, 400_000):
+        with pytest.raises(SolveInterrupted) as info:
+            solver.solve(start, max_nodes=limit)
+        stop = info.value
+        assert stop.reason == "node limit"
+        assert stop.lower <= value <= stop.upper
+        assert stop.lower >= -36 and stop.upper <= 36
+        assert limit <= stop.nodes < limit + 4096  # the limit is looked at every 4096 nodes
+        assert "node limit" in str(stop) and "proven" in str(stop)
+    # the same solver, its table full of the interrupted solves' results, is still exact
+    result = solver.solve(start)
+    assert (result.value, result.optimal_moves) == (value, moves)
+    assert solver.value(solver.game.new_initial_state(1)) == value
+
+
+def test_interrupted_while_testing_the_moves():
+    value, moves = KALAH_6_3["goki"]
+    fresh = small_db_solver()
+    start = fresh.game.new_initial_state()
+    assert fresh.value(start) == value
+    root_nodes = int(fresh.stats[0])
+    # the same search again, stopped soon after the root's value is proven
+    solver = small_db_solver()
+    with pytest.raises(SolveInterrupted) as info:
+        solver.solve(start, max_nodes=root_nodes + 4096)
+    assert info.value.value_known
+    assert info.value.lower == info.value.upper == value
+    assert solver.solve(start).optimal_moves == moves
+
+
+def test_time_limit_stops_a_solve():
+    solver = small_db_solver("standard")
+    start = solver.game.new_initial_state()
+    with pytest.raises(SolveInterrupted) as info:
+        solver.solve(start, time_limit=0.05)
+    stop = info.value
+    assert stop.reason == "time limit"
+    assert stop.lower <= KALAH_6_3["standard"][0] <= stop.upper
+    assert stop.nodes > 0
+    assert stop.seconds < 30  # stopped, not run to the end (the search takes seconds)
+    assert solver.value(start) == KALAH_6_3["standard"][0]
+
+
+def test_progress_lines_during_a_pass():
+    lines: list[str] = []
+    solver = small_db_solver(progress=lines.append, progress_interval=0.01)
+    result = solver.solve(solver.game.new_initial_state())
+    assert result.value == 2
+    reports = [line for line in lines if re.match(r"  \d+\.\d s: [\d,]+ nodes \(", line)]
+    # the first pass (value >= 0?) alone takes a good part of a second: reported while it runs
+    during = [r for r in reports if "pass 1 (to the end): value >= +0?" in r]
+    assert during, lines
+    assert "proven: -36 <= value <= +36" in during[0]
+    counts = [int(re.search(r"([\d,]+) nodes", r).group(1).replace(",", "")) for r in reports]
+    assert counts == sorted(counts) and counts[-1] > 0
+    assert any(re.search(r"[\d,]+/s\)", r) for r in reports)  # nodes per second
+    # every proven bound is reported (at the latest at the end), then the result
+    assert any(line.startswith("  to the end: value >= +2, nodes ") for line in lines)
+    assert any(line.startswith("  to the end: value <= +2, nodes ") for line in lines)
+    assert lines[-1].startswith("  solved: value +2, nodes ")
+    # a solve that is stopped says so last
+    lines.clear()
+    solver.clear()
+    with pytest.raises(SolveInterrupted):
+        solver.solve(solver.game.new_initial_state(), max_nodes=1, progress_interval=1)
+    assert re.match(
+        r"  stopped \(node limit\): proven -36 <= value <= \+36, nodes [\d,]+, ", lines[-1]
+    )
+
+
+def test_ctrl_c_stops_the_solve_and_keeps_the_solver_usable():
+    """Ctrl-C arrives in the calling thread while it waits for the worker: the same as a
+    KeyboardInterrupt raised by the progress callback."""
+    pressed = []
+
+    def progress(line: str) -> None:
+        if not pressed and re.match(r"  \d", line):
+            pressed.append(line)
+            raise KeyboardInterrupt
+
+    solver = small_db_solver(progress=progress, progress_interval=0.01)
+    start = solver.game.new_initial_state()
+    with pytest.raises(SolveKeyboardInterrupt) as info:
+        solver.solve(start)
+    stop = info.value
+    assert isinstance(stop, KeyboardInterrupt) and not isinstance(stop, Exception)
+    assert stop.reason == "keyboard interrupt"
+    assert isinstance(stop.__cause__, KeyboardInterrupt)
+    assert stop.lower <= 2 <= stop.upper
+    assert solver._stop[0] != 0  # the worker was told to stop...
+    result = solver.solve(start)  # ...and the flag is reset for the next solve
+    assert (result.value, result.optimal_moves) == KALAH_6_3["goki"]
+
+
+def test_limits_are_checked():
+    game = KalahaGame(3, 2, "goki")
+    solver = KalahaSolver(game, db_stones=0, use_cache=False, tt_bits=8)
+    start = game.new_initial_state()
+    for bad in (0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="time_limit must be a positive, finite number"):
+            solver.solve(start, time_limit=bad)
+        with pytest.raises(ValueError, match="progress_interval"):
+            solver.value(start, progress_interval=bad)
+        with pytest.raises(ValueError, match="progress_interval"):
+            KalahaSolver(game, db_stones=0, use_cache=False, tt_bits=8, progress_interval=bad)
+    for bad in ("1", True, [1]):
+        with pytest.raises(TypeError, match="time_limit must be a number of seconds"):
+            solver.value(start, time_limit=bad)
+    with pytest.raises(ValueError, match="max_nodes must be at least 1"):
+        solver.solve(start, max_nodes=0)
+    with pytest.raises(TypeError, match="max_nodes must be an integer"):
+        solver.solve(start, max_nodes=1.5)
+    # generous limits change nothing; small positions are solved in the calling thread
+    assert solver.value(start, time_limit=60, max_nodes=10**9) == solver.value(start)
+    # the exceptions survive pickling (worker processes)
+    for kind in (SolveInterrupted, SolveKeyboardInterrupt):
+        e = pickle.loads(pickle.dumps(kind("time limit", -3, 5, 4096, 1.5)))
+        assert (type(e), e.reason, e.lower, e.upper, e.nodes, e.seconds) == (
+            kind,
+            "time limit",
+            -3,
+            5,
+            4096,
+            1.5,
+        )
+
+
+def test_cli_time_limit_and_node_limit(capsys):
+    from spieltisch.train.cli import main
+
+    args = ["solve", "kalaha", "--pits", "6", "--seeds", "3", "--db-stones", "4", "--no-cache"]
+    args += ["--tt-bits", "16"]
+    assert main([*args, "--rules", "standard", "--time-limit", "0.05", "--json"]) == 3
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["finished"] is False and out["stopped_by"] == "time limit"
+    assert out["lower_bound"] <= 2 <= out["upper_bound"]
+    assert "stopped (time limit)" in captured.err  # progress lines on stderr
+
+    assert main([*args, "--max-nodes", "5000", "--progress-interval", "0.5", "--quiet"]) == 3
+    captured = capsys.readouterr()
+    assert "not solved: node limit of 5,000 reached" in captured.out
+    assert "proven: -36 <= value <= +36" in captured.out
+    assert captured.err == ""
+
+    for bad in (["--time-limit", "0"], ["--time-limit", "soon"], ["--max-nodes", "0"]):
+        with pytest.raises(SystemExit) as info:
+            main([*args, *bad])
+        assert info.value.code == 2
+        assert bad[0] in capsys.readouterr().err
+    assert main([*args, "--accuracy", "random", "--time-limit", "5"]) == 2
+    assert "not to --accuracy" in capsys.readouterr().err

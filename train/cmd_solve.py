@@ -5,19 +5,29 @@ Examples::
     spieltisch solve kalaha --pits 6 --seeds 4 --rules goki
     spieltisch solve kalaha --pits 6 --seeds 4 --position "4,4,0,5,5,5/1 4,4,4,4,4,4/0 0"
     spieltisch solve kalaha --pits 6 --seeds 4 --accuracy random --games 20
+    spieltisch solve kalaha --seeds 5 --db-stones 22 --time-limit 600
+
+Exit codes: 0 solved, 2 bad arguments, 3 stopped by ``--time-limit`` or ``--max-nodes`` (the
+bounds proven by then are printed), 130 stopped by Ctrl-C (bounds printed too).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 
 from spieltisch.agents.kalaha_endgame import default_cache_dir
-from spieltisch.agents.kalaha_solver import DEFAULT_TT_BITS, KalahaSolver
+from spieltisch.agents.kalaha_solver import (
+    DEFAULT_TT_BITS,
+    KalahaSolver,
+    SolveInterrupted,
+    SolveKeyboardInterrupt,
+)
 from spieltisch.envs._common.errors import PositionFormatError
-from spieltisch.envs.kalaha.engine import RULE_SETS, KalahaGame
+from spieltisch.envs.kalaha.engine import RULE_SETS, KalahaGame, KalahaState
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -37,7 +47,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "--move-values'; 'spieltisch solve kalaha --seeds 6 --accuracy pretrained:kalaha "
             "--max-stones 30'. Memory: the database takes C(N+2*PITS, 2*PITS) bytes (6 pits: "
             "18 stones 83 MiB, 20 stones 215 MiB, 22 stones 523 MiB), the table "
-            "32 * 2**TT_BITS bytes. Techniques and measured times: docs/solver.md."
+            "32 * 2**TT_BITS bytes. Techniques and measured times: docs/solver.md. Progress "
+            "lines (stderr) every --progress-interval seconds: nodes, nodes per second, the "
+            "running MTD(f) pass and the bounds proven so far. Exit codes: 0 solved; 2 bad "
+            "arguments; 3 stopped by --time-limit or --max-nodes; 130 stopped by Ctrl-C. A "
+            "stopped solve prints the bounds of the value proven by then (with --json: "
+            '"finished": false, "lower_bound", "upper_bound").'
         ),
     )
     p.add_argument("game", choices=["kalaha"], help="the game (only Kalaha has a solver)")
@@ -83,6 +98,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=0,
         help="iterative deepening (depth-limited MTD(f)) up to this depth first (default 0: none)",
     )
+    p.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop the solve after this many seconds (wall clock, the database load not "
+        "counted), print the bounds proven so far and exit with code 3 (default: no limit)",
+    )
+    p.add_argument(
+        "--max-nodes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="stop the solve after N search nodes (checked every 4096), as --time-limit",
+    )
+    p.add_argument(
+        "--progress-interval",
+        type=_seconds,
+        default=2.0,
+        metavar="SECONDS",
+        help="seconds between progress lines while solving (default 2)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
@@ -111,11 +148,38 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return p
 
 
+def _seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (math.isfinite(x) and x > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return x
+
+
+def _positive_int(text: str) -> int:
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return x
+
+
 def run(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
+    if args.accuracy and (args.time_limit is not None or args.max_nodes is not None):
+        print(
+            "spieltisch solve: --time-limit and --max-nodes apply to solving a position, "
+            "not to --accuracy",
+            file=sys.stderr,
+        )
+        return 2
     try:
         game = KalahaGame(args.pits, args.seeds, args.rules)
         state = game.state_from_text(args.position) if args.position else None
@@ -132,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
             tt_bits=args.tt_bits,
             id_max_depth=args.id_depth,
             progress=None if args.quiet else say,
+            progress_interval=args.progress_interval,
         )
     except ValueError as err:
         print(f"spieltisch solve: {err}", file=sys.stderr)
@@ -166,7 +231,15 @@ def run(args: argparse.Namespace) -> int:
     state = state or game.new_initial_state()
     say(f"solving Kalah({game.pits},{game.seeds}) {game.rules}:\n{state}")
     cpu0 = time.process_time()
-    result = solver.solve(state, move_values=args.move_values)
+    try:
+        result = solver.solve(
+            state,
+            move_values=args.move_values,
+            time_limit=args.time_limit,
+            max_nodes=args.max_nodes,
+        )
+    except (SolveInterrupted, SolveKeyboardInterrupt) as stop:
+        return _stopped(args, solver, state, stop, time.process_time() - cpu0)
     cpu = time.process_time() - cpu0
     if args.json:
         out = {
@@ -180,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
             "nodes": result.nodes,
             "seconds": result.seconds,
             "cpu_seconds": cpu,
+            "finished": True,
             "db_stones": solver.db_stones,
             "tt_bits": args.tt_bits,
         }
@@ -205,3 +279,53 @@ def run(args: argparse.Namespace) -> int:
         )
     print(f"nodes: {result.nodes:,}  time: {result.seconds:.2f} s ({cpu:.2f} s CPU)")
     return 0
+
+
+def _stopped(
+    args: argparse.Namespace,
+    solver: KalahaSolver,
+    state: KalahaState,
+    stop: SolveInterrupted | SolveKeyboardInterrupt,
+    cpu: float,
+) -> int:
+    """Report a solve stopped by a limit or Ctrl-C: the bounds proven; exit code 3 or 130."""
+    code = 130 if isinstance(stop, SolveKeyboardInterrupt) else 3
+    game = state.game
+    if args.json:
+        out = {
+            "position": state.to_text(),
+            "pits": game.pits,
+            "seeds": game.seeds,
+            "rules": game.rules,
+            "finished": False,
+            "stopped_by": stop.reason,
+            "value": stop.lower if stop.value_known else None,
+            "lower_bound": stop.lower,
+            "upper_bound": stop.upper,
+            "nodes": stop.nodes,
+            "seconds": stop.seconds,
+            "cpu_seconds": cpu,
+            "db_stones": solver.db_stones,
+            "tt_bits": args.tt_bits,
+        }
+        print(json.dumps(out, indent=2))
+        return code
+    if stop.reason == "time limit":
+        why = f"time limit of {args.time_limit:g} s reached"
+    elif stop.reason == "node limit":
+        why = f"node limit of {args.max_nodes:,} reached"
+    elif stop.reason == "keyboard interrupt":
+        why = "interrupted (Ctrl-C)"
+    else:
+        why = stop.reason
+    print(f"not solved: {why}")
+    mover = state.current_player
+    if stop.value_known:
+        print(f"value: {stop.lower:+d} for seat {mover} (to move); the moves were not all tested")
+    else:
+        print(
+            f"proven: {stop.lower:+d} <= value <= {stop.upper:+d} (seat {mover} to move, final "
+            "store difference under perfect play)"
+        )
+    print(f"nodes: {stop.nodes:,}  time: {stop.seconds:.2f} s ({cpu:.2f} s CPU)")
+    return code
