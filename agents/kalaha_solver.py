@@ -35,6 +35,14 @@ before the move): the optimal moves are those whose value equals the position's 
 Every move is played by the engine's numba kernel :func:`~spieltisch.envs.kalaha.engine.sow`;
 the rules are not restated here. The search is iterative with explicit stacks (numba cannot cache
 recursive functions).
+
+**Progress and interruption.** One numba call (:func:`_solve`) runs the whole schedule of a
+solve; big solves run it in a worker thread (the kernels release the GIL) while the calling
+thread reports progress from the counters the kernels write into ``KalahaSolver.stats`` and
+enforces a time limit. A stop flag, looked at every 4096 nodes, ends the search at once without
+storing anything more (every table entry is a complete search's result), and the solve raises
+:class:`SolveInterrupted` (time or node limit) or :class:`SolveKeyboardInterrupt` (Ctrl-C) with
+the bounds proven so far; the solver stays usable.
 """
 
 from __future__ import annotations

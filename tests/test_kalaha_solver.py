@@ -5,8 +5,11 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import pickle
 import re
+import signal
+import threading
 import warnings
 
 import numpy as np
@@ -381,6 +384,33 @@ def test_ctrl_c_stops_the_solve_and_keeps_the_solver_usable():
     assert solver._stop[0] != 0  # the worker was told to stop...
     result = solver.solve(start)  # ...and the flag is reset for the next solve
     assert (result.value, result.optimal_moves) == KALAH_6_3["goki"]
+
+
+def test_sigint_during_a_solve():
+    """A real SIGINT while the calling thread waits for the worker."""
+    solver = small_db_solver("standard")  # 3.4 M nodes: seconds
+    start = solver.game.new_initial_state()
+    armed = [True]
+
+    def handler(signum, frame):
+        if armed[0]:  # only while the solve runs: a late signal must not end the test session
+            armed[0] = False
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(SolveKeyboardInterrupt) as info:
+            solver.solve(start)
+    finally:
+        timer.cancel()
+        armed[0] = False
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
+    assert info.value.lower <= KALAH_6_3["standard"][0] <= info.value.upper
+    assert info.value.seconds < 30
+    assert solver.value(start) == KALAH_6_3["standard"][0]
 
 
 def test_limits_are_checked():
