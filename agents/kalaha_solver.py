@@ -952,14 +952,14 @@ def _seconds(name: str, x: float | None) -> float | None:
     return x
 
 
-def _join(worker: threading.Thread) -> None:
-    """Wait for a worker that was told to stop (it does within a few thousand nodes); a
-    second Ctrl-C does not leave it running unobserved."""
-    if worker.ident is None:  # never started
-        return
+def _wait(done: threading.Event) -> None:
+    """Wait for a worker that was told to stop (it does within a few thousand nodes); further
+    Ctrl-Cs do not leave it running unobserved. (Not ``Thread.join``: in Python 3.11 a join
+    interrupted by Ctrl-C marks the thread as finished although it still runs.)"""
     while True:
         try:
-            worker.join()
+            while not done.wait(0.5):
+                pass
             return
         except KeyboardInterrupt:
             continue
@@ -1075,6 +1075,7 @@ class KalahaSolver:
         self.stats = np.zeros(_HIST + _HIST_MAX + 1, dtype=np.int64)
         # stop[0]: why the search stops (0 runs, 1 asked to, 2 node limit), stop[1]: node limit
         self._stop = np.array([_STOP_NONE, _NO_NODE_LIMIT], dtype=np.int64)
+        self._kernel = threading.Lock()  # held while a search runs (they share every array)
         self._capacity = -1
         self._ensure_capacity(max(self.game.total_stones, db_stones))
 
@@ -1157,59 +1158,68 @@ class KalahaSolver:
         p = self.pits
         n = int(board[:p].sum() + board[p + 1 : 2 * p + 1].sum())
         stop = self._stop
-        stop[0] = _STOP_NONE
-        stop[1] = _NO_NODE_LIMIT if max_nodes is None else int(self.stats[0]) + max_nodes
         args = (board, mode, 0, 2, self.id_max_depth, True, out, *self._ctx)
         t0 = time.perf_counter()
         nodes0 = int(self.stats[0])
         reason = None
         cause = None
         if self.progress is None and time_limit is None and n <= self.db_stones + _INLINE_MARGIN:
-            w, lo, hi, _, stopped = _solve(*args)
+            with self._kernel:
+                self._arm(max_nodes)
+                w, lo, hi, _, stopped = _solve(*args)
         else:
             interval = progress_interval or self.progress_interval
-            # what _solve writes first, so that a report before it starts (the first call
-            # compiles it) is right
-            st = self.stats
-            st[_S_LO], st[_S_HI], st[_S_AT], st[_S_AT_DEPTH] = -n, n, nodes0, UNLIMITED
-            st[_S_BETA], st[_S_DEPTH], st[_S_PASSES], st[_S_MOVE] = 0, UNLIMITED, 0, -1
             report = _Reporter(self, t0, nodes0, n, diff, mode, interval)
             box: list = []
+            done = threading.Event()
+            cancelled = [False]
 
             def work() -> None:
                 try:
-                    box.append(_solve(*args))
+                    # one search at a time per solver (they share the stacks and the table),
+                    # also with a worker left running by a Ctrl-C during ``start``
+                    with self._kernel:
+                        self._arm(max_nodes, n)
+                        if cancelled[0]:  # stopped before this worker got the kernel
+                            stop[0] = _STOP_REQUESTED
+                        box.append(_solve(*args))
                 except BaseException as err:  # handed to the calling thread
                     box.append(err)
+                finally:
+                    done.set()
+
+            def cancel() -> None:
+                cancelled[0] = True
+                stop[0] = _STOP_REQUESTED
 
             worker = threading.Thread(target=work, name="kalaha-solve", daemon=True)
             deadline = math.inf if time_limit is None else t0 + time_limit
             try:
                 worker.start()
-                while worker.is_alive():
+            except BaseException:  # Ctrl-C in ``start``: whether it runs is unknown, stop it
+                cancel()
+                raise
+            try:
+                while not done.is_set():
                     now = time.perf_counter()
                     if now >= deadline:
                         reason = "time limit"
-                        stop[0] = _STOP_REQUESTED
+                        cancel()
                         break
                     if now >= report.due:
                         report.tick(now)
                         continue
-                    # bounded waits: join(inf) overflows, and a waiting join stays interruptible
-                    worker.join(min(report.due, deadline, now + 1.0) - now)
+                    # bounded waits, interruptible by Ctrl-C
+                    done.wait(min(report.due, deadline, now + 1.0) - now)
             except KeyboardInterrupt as err:
                 reason = "keyboard interrupt"
                 cause = err
-                stop[0] = _STOP_REQUESTED
+                cancel()
             except BaseException:  # e.g. from the progress callback: stop, then pass it on
-                stop[0] = _STOP_REQUESTED
-                _join(worker)
+                cancel()
+                _wait(done)
                 raise
-            _join(worker)
-            if not box:  # Ctrl-C before the worker started: nothing searched
-                raise SolveKeyboardInterrupt(
-                    reason or "stopped", diff - n, diff + n, 0, time.perf_counter() - t0
-                ) from cause
+            _wait(done)
             if isinstance(box[0], BaseException):
                 raise box[0]
             w, lo, hi, _, stopped = box[0]
@@ -1230,6 +1240,17 @@ class KalahaSolver:
                 time.perf_counter() - t0,
             ) from cause
         return int(w)
+
+    def _arm(self, max_nodes: int | None, stones: int | None = None) -> None:
+        """Reset the stop flag and set the node limit (holding the kernel lock); with
+        ``stones``, also the progress slots that _solve writes first, so that a report before
+        it starts (the first call compiles it) is right."""
+        st = self.stats
+        self._stop[0] = _STOP_NONE
+        self._stop[1] = _NO_NODE_LIMIT if max_nodes is None else int(st[0]) + max_nodes
+        if stones is not None:
+            st[_S_LO], st[_S_HI], st[_S_AT], st[_S_AT_DEPTH] = -stones, stones, st[0], UNLIMITED
+            st[_S_BETA], st[_S_DEPTH], st[_S_PASSES], st[_S_MOVE] = 0, UNLIMITED, 0, -1
 
     def _check_limits(
         self, time_limit: float | None, max_nodes: int | None, progress_interval: float | None

@@ -10,6 +10,7 @@ import pickle
 import re
 import signal
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -280,11 +281,21 @@ def test_hashed_keys_on_boards_too_big_for_exact_keys(tmp_path):
     assert not huge._exact_keys
 
 
+SMALL_6_3 = "0,0,1,1,2,1/14 0,1,0,0,2,1/13 0"  # 9 stones: solved at once
+
+
 # --- progress and interruption -----------------------------------------------------------------
 # Kalah(6,3) with a tiny database needs about 1.2 M nodes (goki) or 3.4 M (standard) from the
 # start: enough to stop it part-way after a few thousand nodes.
 def small_db_solver(rules: str = "goki", **kwargs) -> KalahaSolver:
-    return KalahaSolver(KalahaGame(6, 3, rules), db_stones=4, use_cache=False, tt_bits=16, **kwargs)
+    solver = KalahaSolver(
+        KalahaGame(6, 3, rules), db_stones=4, use_cache=False, tt_bits=16, **kwargs
+    )
+    # compile (or load) the kernels now, so that timed solves do not include it
+    progress, solver.progress = solver.progress, None
+    assert solver.value(SMALL_6_3) == solver.value(SMALL_6_3, max_nodes=1)  # no stop: 9 stones
+    solver.progress = progress
+    return solver
 
 
 @pytest.mark.parametrize("id_max_depth", [0, 8])
@@ -362,6 +373,13 @@ def test_progress_lines_during_a_pass():
     )
 
 
+def assert_search_stopped(solver: KalahaSolver) -> None:
+    """No search runs on after the solve was stopped (the node counter stands still)."""
+    nodes = int(solver.stats[0])
+    time.sleep(0.1)
+    assert int(solver.stats[0]) == nodes
+
+
 def test_ctrl_c_stops_the_solve_and_keeps_the_solver_usable():
     """Ctrl-C arrives in the calling thread while it waits for the worker: the same as a
     KeyboardInterrupt raised by the progress callback."""
@@ -382,6 +400,7 @@ def test_ctrl_c_stops_the_solve_and_keeps_the_solver_usable():
     assert isinstance(stop.__cause__, KeyboardInterrupt)
     assert stop.lower <= 2 <= stop.upper
     assert solver._stop[0] != 0  # the worker was told to stop...
+    assert_search_stopped(solver)
     result = solver.solve(start)  # ...and the flag is reset for the next solve
     assert (result.value, result.optimal_moves) == KALAH_6_3["goki"]
 
@@ -410,6 +429,7 @@ def test_sigint_during_a_solve():
         signal.signal(signal.SIGINT, previous)
     assert info.value.lower <= KALAH_6_3["standard"][0] <= info.value.upper
     assert info.value.seconds < 30
+    assert_search_stopped(solver)
     assert solver.value(start) == KALAH_6_3["standard"][0]
 
 
