@@ -63,7 +63,7 @@ ProgressFn = Callable[[str], None]
 
 
 @intrinsic
-def _prefetch(typingctx, arr, idx):
+def prefetch(typingctx, arr, idx):
     """Hint the CPU to fetch element ``idx`` of the C-contiguous ``arr`` (flat index) into the
     cache; never faults, changes nothing."""
     if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
@@ -318,7 +318,7 @@ def _build_level(
                     j = f - start
                     r = rank_board(b, pits, binom, offsets)
                     dest[j] = r
-                    _prefetch(db, r)
+                    prefetch(db, r)
                     if s0 == 0 or s1 == 0:  # game over: each side keeps its own stones
                         moves[j] = -1 - (s0 - s1 + 1000)
                         continue
@@ -333,7 +333,7 @@ def _build_level(
                         if kind != 0:
                             cr = rank_board(c, pits, binom, offsets)
                             kids[e, 2] = cr
-                            _prefetch(db, cr)
+                            prefetch(db, cr)
                         cnt += 1
                     moves[j] = cnt
                 for j in range(stop - start):

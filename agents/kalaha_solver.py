@@ -57,10 +57,6 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 from spieltisch.agents.kalaha_endgame import (
     MAX_DB_STONES,
     EndgameDatabase,
@@ -69,13 +65,14 @@ from spieltisch.agents.kalaha_endgame import (
     database_entries,
     huge_page_array,
     level_offsets,
+    prefetch,
     rank_board,
 )
 from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState
 
-#: default size budget of the endgame database (entries = bytes): 6 pits -> 18 stones (83 MiB,
-#: built once in about a minute and cached)
-DEFAULT_DB_ENTRIES = 1 << 27
+#: default size budget of the endgame database (entries = bytes): 6 pits -> 20 stones (215 MiB,
+#: built once in about a minute on two cores and cached)
+DEFAULT_DB_ENTRIES = 1 << 28
 #: default transposition table size: 2**22 entries of 32 bytes (128 MiB)
 DEFAULT_TT_BITS = 22
 #: nodes with at most database + this many stones (three quarters of all nodes, each with a small
@@ -121,27 +118,6 @@ ProgressFn = Callable[[str], None]
 # ------------------------------------------------------------------------------------------------
 # numba kernels
 # ------------------------------------------------------------------------------------------------
-@intrinsic
-def _prefetch(typingctx, arr, idx):
-    """Hint the CPU to fetch element ``idx`` of the C-contiguous ``arr`` (flat index) into the
-    cache; never faults, changes nothing."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        return None
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ind = context.cast(builder, args[1], signature.args[1], types.intp)
-        ptr = builder.gep(ary.data, [ind])
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 @numba.njit(cache=True, nogil=True)
@@ -293,7 +269,7 @@ def _expand(
             if kind != 0:
                 r = rank_board(c, pits, binom, offsets)
                 order[ply, known, 3] = r
-                _prefetch(db, r)
+                prefetch(db, r)
             continue
         # Bounds: the child's remaining value lies in [-nc, nc], so the move is worth between
         # gain - nc and gain + nc. A move whose interval misses the window is settled by that
@@ -315,7 +291,7 @@ def _expand(
             c2 = 0
         else:
             c1, c2 = _hash_keys(c)
-        _prefetch(tt, 4 * _tt_base(c1, c2, nc, tt, near_stones, near_rows))
+        prefetch(tt, 4 * _tt_base(c1, c2, nc, tt, near_stones, near_rows))
         # extra turns first (rightmost first), then by immediate gain
         score = (1 << 20) + i if kind == 1 else gain * 64 + i
         # insertion by score, best first

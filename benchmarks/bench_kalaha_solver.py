@@ -5,12 +5,14 @@ Kalah(6,5), which takes much longer). Results go to ``benchmarks/results/kalaha_
 a readable ``kalaha_solver.md`` next to it.
 
 1. Solves the starting position of Kalah(6,4) and Kalah(6,5) under both rule sets with
-   ``spieltisch solve`` in a child process (killed after ``--time-limit`` seconds; the bounds
-   proven until then are recorded) and compares with the published values (Irving, Donkers &
-   Uiterwijk 2000; ``shared/spec/kalaha.md``): goki (empty capture) 10 and 12, standard 8 and
-   10. The endgame database (``--db-stones``, default 22) is read from the cache directory;
-   build it first (``spieltisch solve kalaha --db-stones 22 --position ...`` or any solve) so
-   that its build time is not counted.
+   ``spieltisch solve --time-limit`` in a child process (a solve stopped by the limit reports
+   the bounds it proved, which are recorded) and compares with the published values (Irving,
+   Donkers & Uiterwijk 2000; ``shared/spec/kalaha.md``): goki (empty capture) 10 and 12,
+   standard 8 and 10. Each board is solved once per endgame database size in ``--db-stones``
+   (default 22; ``--db-stones 22 24 26`` shows what the database buys). The databases are read
+   from the cache directory; build them first (``spieltisch solve kalaha --db-stones 26`` or
+   any solve) so that their build time is not counted. Rows of runs made in parallel (one rule
+   set each, ``--output`` to separate files) are combined with ``--merge``.
 2. Plays the ``perfect`` agent as first player on Kalah(6,4) against ``random`` and a greedy
    baseline: it must never lose (its margin is at least the game value).
 3. Move accuracy (share of optimal moves, mean loss per move) on Kalah(6,4) goki positions from
@@ -29,7 +31,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import resource
 import subprocess
 import sys
@@ -108,7 +109,9 @@ def settings(args: argparse.Namespace) -> dict:
     }
 
 
-_BOUND = re.compile(r"to the end: value (>=|<=) ([+-]?\d+), nodes ([\d,]+), ([\d.]+) s")
+#: seconds a solve process may take beyond its time limit to read its database (26 stones:
+#: 2.5 GiB with its checksum) before it is killed
+LOAD_ALLOWANCE_S = 300
 
 
 def tt_bits(args: argparse.Namespace, pits: int, seeds: int) -> int:
@@ -116,36 +119,35 @@ def tt_bits(args: argparse.Namespace, pits: int, seeds: int) -> int:
     return args.tt_bits if 2 * pits * seeds <= 48 else args.tt_bits_large
 
 
-def solve_in_subprocess(args: argparse.Namespace, pits: int, seeds: int, rules: str) -> dict:
-    """``spieltisch solve`` in a child process, killed after ``--time-limit`` seconds: the
-    bounds proven so far are read from its progress lines."""
+def solve_in_subprocess(
+    args: argparse.Namespace, pits: int, seeds: int, rules: str, db_stones: int
+) -> dict:
+    """``spieltisch solve --json --time-limit`` in a child process: it stops itself at the limit
+    and reports the bounds proven by then (killed only if it overruns by a minute)."""
     cmd = [
         sys.executable, "-c", "import sys; from spieltisch.train.cli import main; sys.exit(main())",
         "solve", "kalaha", "--pits", str(pits), "--seeds", str(seeds), "--rules", rules,
-        "--db-stones", str(args.db_stones), "--tt-bits", str(tt_bits(args, pits, seeds)),
-        "--json",
+        "--db-stones", str(db_stones), "--tt-bits", str(tt_bits(args, pits, seeds)),
+        "--time-limit", str(args.time_limit), "--progress-interval", str(args.progress_interval),
+        "--id-depth", str(args.id_depth), "--json",
     ]  # fmt: skip
     if args.cache_dir:
         cmd += ["--cache-dir", str(args.cache_dir)]
-    lines: list[str] = []
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def pump() -> None:
         for line in proc.stderr:
-            lines.append(line.rstrip())
             print("   ", line.rstrip(), flush=True)
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
-    finished = True
     try:
-        out, _ = proc.communicate(timeout=args.time_limit)
+        out, _ = proc.communicate(timeout=args.time_limit + 60 + LOAD_ALLOWANCE_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, _ = proc.communicate()
-        finished = False
     reader.join(5)
     wall = time.perf_counter() - t0
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -153,25 +155,22 @@ def solve_in_subprocess(args: argparse.Namespace, pits: int, seeds: int, rules: 
     row: dict = {
         "board": f"Kalah({pits},{seeds})",
         "rules": rules,
-        "finished": finished and proc.returncode == 0,
+        "finished": False,
         "process_seconds": round(wall, 1),
         "process_cpu_seconds": round(cpu, 1),
-        "db_stones": args.db_stones,
+        "db_stones": db_stones,
         "tt_bits": tt_bits(args, pits, seeds),
+        "id_depth": args.id_depth,
     }
-    lower, upper, nodes, seconds = None, None, None, None
-    for line in lines:
-        m = _BOUND.search(line)
-        if m:
-            v = int(m.group(2))
-            if m.group(1) == ">=":
-                lower = v if lower is None else max(lower, v)
-            else:
-                upper = v if upper is None else min(upper, v)
-            nodes, seconds = int(m.group(3).replace(",", "")), float(m.group(4))
-    if row["finished"]:
+    try:
         result = json.loads(out)
+    except json.JSONDecodeError:
+        result = None
+    if result is None:
+        row.update(value=None, note=f"the solve process failed (exit code {proc.returncode})")
+    elif result["finished"]:
         row.update(
+            finished=True,
             value=result["value"],
             optimal_first_moves=result["optimal_moves"],
             nodes=result["nodes"],
@@ -182,16 +181,24 @@ def solve_in_subprocess(args: argparse.Namespace, pits: int, seeds: int, rules: 
     else:
         row.update(
             value=None,
-            proven_lower_bound=lower,
-            proven_upper_bound=upper,
-            nodes_at_last_bound=nodes,
-            seconds_at_last_bound=seconds,
-            note=f"not finished within the time limit of {args.time_limit} s (wall clock)",
+            proven_lower_bound=result["lower_bound"],
+            proven_upper_bound=result["upper_bound"],
+            nodes=result["nodes"],
+            seconds=round(result["seconds"], 3),
+            cpu_seconds=round(result["cpu_seconds"], 3),
+            note=f"stopped by the time limit of {args.time_limit:g} s (wall clock)",
         )
     published = PUBLISHED.get((pits, seeds, rules))
     row["published_value"] = published
     row["matches_published"] = None if row["value"] is None else row["value"] == published
+    if row["value"] is None and result is not None:
+        lo, hi = row["proven_lower_bound"], row["proven_upper_bound"]
+        row["bounds_contain_published"] = lo <= published <= hi
     return row
+
+
+def _row_key(row: dict) -> tuple:
+    return row["board"], row["rules"], row.get("db_stones")
 
 
 def solve_boards(args: argparse.Namespace, results: dict) -> None:
@@ -200,16 +207,17 @@ def solve_boards(args: argparse.Namespace, results: dict) -> None:
     for board in args.boards:
         pits, seeds = map(int, board.split(","))
         for rules in args.rules:
-            print(f"Kalah({pits},{seeds}) {rules}: database up to {args.db_stones} stones")
-            row = solve_in_subprocess(args, pits, seeds, rules)
-            # unfinished attempts are kept apart: "solve" holds complete rows only
-            (rows if row["value"] is not None else results["not_reached"]).append(row)
-            print(f"  {row}")
-            save(args, results)  # partial results survive an interrupted run
+            for db_stones in args.db_stones:
+                print(f"Kalah({pits},{seeds}) {rules}: database up to {db_stones} stones")
+                row = solve_in_subprocess(args, pits, seeds, rules, db_stones)
+                # unfinished attempts are kept apart: "solve" holds complete rows only
+                (rows if row["value"] is not None else results["not_reached"]).append(row)
+                print(f"  {row}")
+                save(args, results)  # partial results survive an interrupted run
             if args.perfect_games and (pits, seeds) == (6, 4):
                 game = KalahaGame(pits, seeds, rules)
                 solver = KalahaSolver(
-                    game, db_stones=args.db_stones, cache_dir=args.cache_dir, tt_bits=22
+                    game, db_stones=min(args.db_stones), cache_dir=args.cache_dir, tt_bits=22
                 )
                 row["perfect_first_player"] = perfect_games(solver, args.perfect_games)
                 del solver
@@ -236,7 +244,7 @@ def perfect_games(solver: KalahaSolver, games: int) -> dict:
 def accuracy(args: argparse.Namespace) -> list[dict]:
     game = KalahaGame(6, 4, "goki")
     solver = KalahaSolver(
-        game, db_stones=args.db_stones, cache_dir=args.cache_dir, tt_bits=args.tt_bits
+        game, db_stones=min(args.db_stones), cache_dir=args.cache_dir, tt_bits=args.tt_bits
     )
     rows = []
     for name in args.agents:
@@ -256,7 +264,7 @@ def accuracy_pretrained(args: argparse.Namespace) -> dict | None:
         return None
     game = KalahaGame(6, 6, "goki")
     solver = KalahaSolver(
-        game, db_stones=args.db_stones, cache_dir=args.cache_dir, tt_bits=args.tt_bits
+        game, db_stones=min(args.db_stones), cache_dir=args.cache_dir, tt_bits=args.tt_bits
     )
     report = move_accuracy(
         "pretrained:kalaha",
@@ -308,13 +316,15 @@ def markdown(data: dict) -> str:
                 proven.append(f">= {lo:+d}")
             if hi is not None:
                 proven.append(f"<= {hi:+d}")
-            nodes = r.get("nodes_at_last_bound")
+            nodes = r.get("nodes", r.get("nodes_at_last_bound"))
+            seconds, cpu = r.get("seconds"), r.get("cpu_seconds")
+            rate = f"{round(nodes / cpu):,}" if nodes and cpu else "-"
             lines.append(
                 f"| {r['board']} | {r['rules']} | not reached"
                 f"{': proven ' + ', '.join(proven) if proven else ' (no bound proven)'} "
-                f"| {r['published_value']:+d} | {sizes} | "
-                f"{f'{nodes:,} at the last bound' if nodes else '-'} | - | - | - | "
-                f"{r['process_seconds']} ({r['process_cpu_seconds']}) | {r['note']} |"
+                f"| {r['published_value']:+d} | {sizes} | {f'{nodes:,}' if nodes else '-'} | "
+                f"{f'{seconds:.1f}' if seconds else '-'} | {f'{cpu:.1f}' if cpu else '-'} | "
+                f"{rate} | {r['process_seconds']} ({r['process_cpu_seconds']}) | {r['note']} |"
             )
     acc = data.get("accuracy_kalah_6_4_goki", [])
     pre = data.get("accuracy_pretrained_kalah_6_6_goki")
@@ -345,12 +355,35 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--boards", nargs="+", default=["6,4", "6,5"], help="PITS,SEEDS ...")
     p.add_argument("--rules", nargs="+", default=["goki", "standard"])
-    p.add_argument("--db-stones", type=int, default=22, help="endgame database size (22)")
+    p.add_argument(
+        "--db-stones",
+        type=int,
+        nargs="+",
+        default=[22],
+        help="endgame database sizes: each board is solved with each (default 22)",
+    )
     p.add_argument("--tt-bits", type=int, default=25, help="table: 2**N entries of 32 bytes")
     p.add_argument(
         "--tt-bits-large", type=int, default=27, help="the same for boards of more than 48 stones"
     )
     p.add_argument("--time-limit", type=float, default=1200, help="seconds (wall) per solve (1200)")
+    p.add_argument(
+        "--id-depth",
+        type=int,
+        default=0,
+        help="iterative deepening to this depth before the search to the end (default 0: none)",
+    )
+    p.add_argument(
+        "--progress-interval", type=float, default=10.0, help="seconds between progress lines"
+    )
+    p.add_argument(
+        "--merge",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="result files of other runs (e.g. the two rule sets of Kalah(6,5) solved in "
+        "parallel): their solve rows replace those of the same board, rules and database",
+    )
     p.add_argument("--cache-dir", default=None, help=f"default {default_cache_dir()}")
     p.add_argument("--perfect-games", type=int, default=2, help="per opponent, on Kalah(6,4)")
     p.add_argument(
@@ -384,10 +417,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep and args.output.exists():
         old = json.loads(args.output.read_text())
         results.update({k: v for k, v in old.items() if k not in ("machine", "settings")})
-    if not args.skip_solve:
-        done = {(f"Kalah({b})", r) for b in args.boards for r in args.rules}
+    for other in args.merge:
+        merged = json.loads(other.read_text())
         for key in ("solve", "not_reached"):
-            results[key] = [r for r in results.get(key, []) if (r["board"], r["rules"]) not in done]
+            new_rows = merged.get(key, [])
+            keys = {_row_key(r) for r in new_rows}
+            for k in ("solve", "not_reached"):
+                results[k] = [r for r in results.get(k, []) if _row_key(r) not in keys]
+            results[key] += new_rows
+    if not args.skip_solve:
+        done = {
+            (f"Kalah({b})", r, d) for b in args.boards for r in args.rules for d in args.db_stones
+        }
+        for key in ("solve", "not_reached"):
+            results[key] = [r for r in results.get(key, []) if _row_key(r) not in done]
         solve_boards(args, results)
     save(args, results)
     if not args.skip_accuracy:
