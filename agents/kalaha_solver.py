@@ -81,6 +81,15 @@ DEFAULT_TT_BITS = 22
 #: nodes than one table for all
 DEFAULT_NEAR_MARGIN = 4
 DEFAULT_NEAR_BITS = 20
+#: iterative deepening (``id_max_depth=None``): to this depth, for positions with more than
+#: ``db_stones + AUTO_ID_MARGIN`` stones in the pits. Far from the database the first MTD(f)
+#: pass to the end, with an empty table and only the static move order, is the expensive one:
+#: Kalah(6,5) goki, database 26: without iterative deepening the first pass (value >= 0) took
+#: 192 M nodes; depths 2..24 then the proof of value >= +12 took 25 M. Close to it the
+#: depth-limited passes cost more than they save: Kalah(6,4) goki, database 26: 1.00 M nodes
+#: without, 1.23 M to depth 12, 2.64 M to depth 24
+AUTO_ID_DEPTH = 24
+AUTO_ID_MARGIN = 30
 MAX_PLY = 1024
 UNLIMITED = 1 << 40  # search depth meaning "to the end of the game"
 _TRUE = 255  # depth code of table entries holding true (not horizon-dependent) bounds
@@ -968,8 +977,9 @@ class KalahaSolver:
     ``cache_dir`` (default :func:`~spieltisch.agents.kalaha_endgame.default_cache_dir`) unless
     ``use_cache=False``. ``tt_bits``: the transposition table has ``2**tt_bits`` entries of 32
     bytes. Iterative deepening runs depth-limited MTD(f) at depths 2, 4, .. ``id_max_depth`` before
-    the search to the end (default 0: none; with the endgame database and the table's best moves
-    it did not pay on Kalah(6,4): 24.7 M nodes with depths up to 12 against 19.6 M without).
+    the search to the end. The default (``None``) chooses by the position:
+    :data:`AUTO_ID_DEPTH` for a position with more than ``db_stones`` + :data:`AUTO_ID_MARGIN`
+    stones in its pits, else none (see those constants).
     ``near_margin``, ``near_bits``: positions with at most ``db_stones + near_margin`` stones in the
     pits are kept in a separate small region of ``2**near_bits`` entries (their subtrees are
     small and they are most of the nodes; a small region stays in the cache, so their probes are
@@ -1001,7 +1011,7 @@ class KalahaSolver:
         cache_dir: str | os.PathLike | None = None,
         use_cache: bool = True,
         tt_bits: int = DEFAULT_TT_BITS,
-        id_max_depth: int = 0,
+        id_max_depth: int | None = None,
         near_margin: int = DEFAULT_NEAR_MARGIN,
         near_bits: int = DEFAULT_NEAR_BITS,
         progress: ProgressFn | None = None,
@@ -1020,6 +1030,10 @@ class KalahaSolver:
         if not 0 <= db_stones <= MAX_DB_STONES:
             raise ValueError(f"db_stones must be between 0 and {MAX_DB_STONES}, got {db_stones}")
         self.progress = progress
+        if id_max_depth is not None and (
+            not isinstance(id_max_depth, numbers.Integral) or id_max_depth < 0
+        ):
+            raise ValueError(f"id_max_depth must be None or an int >= 0, got {id_max_depth!r}")
         self.id_max_depth = id_max_depth
         self.database = EndgameDatabase.load_or_build(
             self.pits, self.rules, db_stones, cache_dir, use_cache, progress
@@ -1134,7 +1148,10 @@ class KalahaSolver:
         p = self.pits
         n = int(board[:p].sum() + board[p + 1 : 2 * p + 1].sum())
         stop = self._stop
-        args = (board, mode, 0, 2, self.id_max_depth, True, out, *self._ctx)
+        idm = self.id_max_depth
+        if idm is None:
+            idm = AUTO_ID_DEPTH if n > self.db_stones + AUTO_ID_MARGIN else 0
+        args = (board, mode, 0, 2, idm, True, out, *self._ctx)
         t0 = time.perf_counter()
         nodes0 = int(self.stats[0])
         reason = None

@@ -129,8 +129,10 @@ def solve_in_subprocess(
         "solve", "kalaha", "--pits", str(pits), "--seeds", str(seeds), "--rules", rules,
         "--db-stones", str(db_stones), "--tt-bits", str(tt_bits(args, pits, seeds)),
         "--time-limit", str(args.time_limit), "--progress-interval", str(args.progress_interval),
-        "--id-depth", str(args.id_depth), "--json",
+        "--json",
     ]  # fmt: skip
+    if args.id_depth is not None:
+        cmd += ["--id-depth", str(args.id_depth)]
     if args.cache_dir:
         cmd += ["--cache-dir", str(args.cache_dir)]
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -160,7 +162,7 @@ def solve_in_subprocess(
         "process_cpu_seconds": round(cpu, 1),
         "db_stones": db_stones,
         "tt_bits": tt_bits(args, pits, seeds),
-        "id_depth": args.id_depth,
+        "id_depth": "auto" if args.id_depth is None else args.id_depth,
     }
     try:
         result = json.loads(out)
@@ -370,8 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--id-depth",
         type=int,
-        default=0,
-        help="iterative deepening to this depth before the search to the end (default 0: none)",
+        default=None,
+        help="iterative deepening to this depth before the search to the end (default: the "
+        "solver's choice, see spieltisch solve --help)",
     )
     p.add_argument(
         "--progress-interval", type=float, default=10.0, help="seconds between progress lines"

@@ -95,8 +95,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--id-depth",
         type=int,
-        default=0,
-        help="iterative deepening (depth-limited MTD(f)) up to this depth first (default 0: none)",
+        default=None,
+        help="iterative deepening (depth-limited MTD(f)) up to this depth first; 0: none "
+        "(default: 24 for positions with more than the database's stones + 30 in the pits, "
+        "e.g. Kalah(6,5), where it saves most of the first pass; else none)",
     )
     p.add_argument(
         "--time-limit",
