@@ -27,10 +27,15 @@ PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 
 def pretrained_name(game: str, game_options: dict[str, Any] | None = None) -> str:
     """The file stem of the shipped agent for ``game`` with ``game_options``: the game's name,
-    except HiLo with 3 or 4 players (``hilo_3p``, ``hilo_4p``), whose observations differ."""
-    players = int((game_options or {}).get("num_players", 2))
+    except HiLo with 3 or 4 players (``hilo_3p``, ``hilo_4p``), whose observations differ, and
+    Kalaha with 4 seeds per pit (``kalaha_6x4``: Kalah(6,4), the board the solver solves from
+    the start, so that its moves can be judged against perfect play)."""
+    options = game_options or {}
+    players = int(options.get("num_players", 2))
     if game == "hilo" and players != 2:
         return f"hilo_{players}p"
+    if game == "kalaha" and int(options.get("seeds", 6)) == 4:
+        return "kalaha_6x4"
     return game
 
 

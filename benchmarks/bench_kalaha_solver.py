@@ -139,18 +139,27 @@ def solve_in_subprocess(
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
+    stdout: list[str] = []
+
     def pump() -> None:
         for line in proc.stderr:
             print("   ", line.rstrip(), flush=True)
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
+    def collect() -> None:
+        stdout.append(proc.stdout.read())
+
+    # one reader per pipe (communicate() would read stderr too, splitting the progress lines)
+    readers = [threading.Thread(target=f, daemon=True) for f in (pump, collect)]
+    for reader in readers:
+        reader.start()
     try:
-        out, _ = proc.communicate(timeout=args.time_limit + 60 + LOAD_ALLOWANCE_S)
+        proc.wait(timeout=args.time_limit + 60 + LOAD_ALLOWANCE_S)
     except subprocess.TimeoutExpired:
         proc.kill()
-        out, _ = proc.communicate()
-    reader.join(5)
+        proc.wait()
+    for reader in readers:
+        reader.join(5)
+    out = "".join(stdout)
     wall = time.perf_counter() - t0
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (usage.ru_utime - usage0.ru_utime) + (usage.ru_stime - usage0.ru_stime)
@@ -192,11 +201,17 @@ def solve_in_subprocess(
         )
     published = PUBLISHED.get((pits, seeds, rules))
     row["published_value"] = published
-    row["matches_published"] = None if row["value"] is None else row["value"] == published
-    if row["value"] is None and result is not None:
+    row["matches_published"] = (
+        None if row["value"] is None or published is None else row["value"] == published
+    )
+    if row["value"] is None and result is not None and published is not None:
         lo, hi = row["proven_lower_bound"], row["proven_upper_bound"]
         row["bounds_contain_published"] = lo <= published <= hi
     return row
+
+
+def _signed(x: int | None) -> str:
+    return "-" if x is None else f"{x:+d}"
 
 
 def _row_key(row: dict) -> tuple:
@@ -306,7 +321,7 @@ def markdown(data: dict) -> str:
         sizes = f"{r.get('db_stones', '?')} stones, 2^{r.get('tt_bits', '?')}"
         if r["value"] is not None:
             lines.append(
-                f"| {r['board']} | {r['rules']} | {r['value']:+d} | {r['published_value']:+d} | "
+                f"| {r['board']} | {r['rules']} | {r['value']:+d} | {_signed(r['published_value'])} | "
                 f"{sizes} | {r['nodes']:,} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | "
                 f"{r['nodes_per_cpu_second']:,} | {r['process_seconds']} "
                 f"({r['process_cpu_seconds']}) | optimal first moves {r['optimal_first_moves']} |"
@@ -324,7 +339,7 @@ def markdown(data: dict) -> str:
             lines.append(
                 f"| {r['board']} | {r['rules']} | not reached"
                 f"{': proven ' + ', '.join(proven) if proven else ' (no bound proven)'} "
-                f"| {r['published_value']:+d} | {sizes} | {f'{nodes:,}' if nodes else '-'} | "
+                f"| {_signed(r['published_value'])} | {sizes} | {f'{nodes:,}' if nodes else '-'} | "
                 f"{f'{seconds:.1f}' if seconds else '-'} | {f'{cpu:.1f}' if cpu else '-'} | "
                 f"{rate} | {r['process_seconds']} ({r['process_cpu_seconds']}) | {r['note']} |"
             )

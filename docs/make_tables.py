@@ -234,8 +234,11 @@ def table_pretrained(prefix: str) -> str:
             training = algo
         label = f"pretrained:{meta.get('game', name)}"
         players = (meta.get("game_options") or {}).get("num_players")
+        seeds = (meta.get("game_options") or {}).get("seeds")
         if players and players != 2:
             label += f"` ({players} players, `-o num_players={players}`)"
+        elif name.startswith("kalaha_") and seeds:  # kalaha_6x4: the agent of Kalah(6,4)
+            label += f"` (Kalah(6,{seeds}), `-o seeds={seeds}`)"
         else:
             label += "`"
         if isinstance(meta.get("reproduce"), dict) and meta["reproduce"].get("note"):
@@ -406,18 +409,22 @@ def table_solver(prefix: str) -> str:
     if s is None or not s.get("solve"):
         return "(no solver results recorded yet: `python benchmarks/bench_kalaha_solver.py`)\n"
     rows = [
-        "| board | rules | value (first player) | published | optimal first moves | nodes "
-        "| seconds (CPU seconds) |",
-        "|---|---|---:|---:|---|---:|---:|",
+        "| board | rules | value (first player) | published | optimal first moves "
+        "| endgame database | nodes | seconds (CPU seconds) |",
+        "|---|---|---:|---:|---|---|---:|---:|",
     ]
-    for r in s["solve"]:
+    solved = sorted(
+        s["solve"], key=lambda r: (_natural(r["board"]), r["rules"], r.get("db_stones", 0))
+    )
+    for r in solved:
         pub = r.get("published_value")
         cpu = f" ({r['cpu_seconds']:.1f})" if "cpu_seconds" in r else ""
+        db = f"{r['db_stones']} stones" if "db_stones" in r else "—"
         rows.append(
             f"| {r['board']} | {r['rules']} | {_signed(r['value'])} "
             f"| {_signed(pub) if pub is not None else '—'} "
             f"| {', '.join(str(a) for a in r.get('optimal_first_moves', []))} "
-            f"| {_int(r['nodes'])} | {r['seconds']:.1f}{cpu} |"
+            f"| {db} | {_int(r['nodes'])} | {r['seconds']:.1f}{cpu} |"
         )
     name = "kalaha_solver.md" if (RESULTS / "kalaha_solver.md").exists() else "kalaha_solver.json"
     return "\n".join(rows) + f"\n\n({_machine(s.get('machine'))}; {_link(name, prefix)})\n"

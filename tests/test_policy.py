@@ -88,3 +88,18 @@ def test_registry_rejects_unknown_prefixed_agents(tmp_path) -> None:
         make_agent(f"checkpoint:{tmp_path / 'nothing'}", "kalaha")
     with pytest.raises(ValueError, match="not for"):
         make_agent("pretrained:hus", "kalaha")
+
+
+def test_pretrained_kalaha_picks_the_agent_of_the_board() -> None:
+    """Kalah(6,4) has its own shipped agent (the board the solver judges from the start)."""
+    from spieltisch.agents.policy_agents import pretrained_name
+
+    assert pretrained_name("kalaha", {}) == "kalaha"
+    assert pretrained_name("kalaha", {"seeds": 6}) == "kalaha"
+    assert pretrained_name("kalaha", {"seeds": 4}) == "kalaha_6x4"
+    agent = make_agent("pretrained:kalaha", "kalaha", game_options={"seeds": 4})
+    env = make("kalaha", seeds=4)
+    record = play_game(env, {"player_0": agent, "player_1": make_agent("random", "kalaha")}, seed=1)
+    assert record.num_moves > 0
+    with pytest.raises(ValueError, match="rules"):
+        make_agent("pretrained:kalaha", "kalaha", game_options={"seeds": 4, "rules": "standard"})

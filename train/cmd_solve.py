@@ -40,13 +40,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "--accuracy, play games with an agent and report how many of its moves were optimal."
         ),
         epilog=(
-            "Examples: 'spieltisch solve kalaha' (Kalah(6,4) goki: +10, under half a minute "
-            "once the endgame database is built); 'spieltisch solve kalaha --db-stones 20 "
-            "--tt-bits 26 --seeds 5' (Kalah(6,5): much longer, see docs/solver.md); "
+            "Examples: 'spieltisch solve kalaha' (Kalah(6,4) goki: +10, seconds once the "
+            "endgame database is built, about a minute the first time); 'spieltisch solve "
+            "kalaha --db-stones 26 --tt-bits 27 --seeds 5' (Kalah(6,5): much longer, see "
+            "docs/solver.md); "
             '\'spieltisch solve kalaha --position "0,0,1,2,0,3/20 1,0,0,2,1,1/17 0" '
             "--move-values'; 'spieltisch solve kalaha --seeds 6 --accuracy pretrained:kalaha "
             "--max-stones 30'. Memory: the database takes C(N+2*PITS, 2*PITS) bytes (6 pits: "
-            "18 stones 83 MiB, 20 stones 215 MiB, 22 stones 523 MiB), the table "
+            "20 stones 215 MiB, 22 stones 523 MiB, 24 stones 1.2 GiB, 26 stones 2.5 GiB), "
+            "the table "
             "32 * 2**TT_BITS bytes. Techniques and measured times: docs/solver.md. Progress "
             "lines (stderr) every --progress-interval seconds: nodes, nodes per second, the "
             "running MTD(f) pass and the bounds proven so far. Exit codes: 0 solved; 2 bad "
@@ -73,9 +75,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         type=int,
         default=None,
         help="endgame database: all positions with at most this many stones in the pits, built "
-        "once and cached (default: by size, 18 for 6 pits; 20 halves the search of Kalah(6,4) "
-        "and takes about 3 CPU minutes more to build the first time; 22, as in the benchmark, "
-        "halves it again and takes about 7 CPU minutes more)",
+        "once and cached (default: by size, 20 for 6 pits, about a minute to build on 2 cores; "
+        "every 2 stones more about halve the search of Kalah(6,4): 26 stones take 2.5 GiB and "
+        "about 20 minutes per rule set to build, see docs/solver.md)",
     )
     p.add_argument(
         "--cache-dir",
