@@ -5,7 +5,7 @@ Examples::
     spieltisch solve kalaha --pits 6 --seeds 4 --rules goki
     spieltisch solve kalaha --pits 6 --seeds 4 --position "4,4,0,5,5,5/1 4,4,4,4,4,4/0 0"
     spieltisch solve kalaha --pits 6 --seeds 4 --accuracy random --games 20
-    spieltisch solve kalaha --seeds 5 --db-stones 22 --time-limit 600
+    spieltisch solve kalaha --seeds 5 --db-stones 26 --tt-bits 27 --time-limit 3600
 
 Exit codes: 0 solved, 2 bad arguments, 3 stopped by ``--time-limit`` or ``--max-nodes`` (the
 bounds proven by then are printed), 130 stopped by Ctrl-C (bounds printed too).
