@@ -17,10 +17,12 @@ arrangement with at most ``stones`` stones (``C(stones + K, K)`` entries).
 
 Building a level: a move either puts stones into a store (the child has fewer stones in the pits,
 a lower level that is complete already) or only moves the mover's stones to the right within
-their own side (same level, the turn passes). The second kind strictly raises the sum of the
-stones' positions within their sides, so the same-level dependencies have no cycles and a
-depth-first pass with memoisation computes the whole level. Moves are played by the engine's
-:func:`~spieltisch.envs.kalaha.engine.sow` kernel: the rules are not restated here.
+their own side (same level, the turn passes). The second kind strictly raises the position's
+*weight*, the sum of every stone's place within its row, so a level is computed in one flat pass
+in falling order of weight (:func:`_build_level`): every child is known when its parent is
+computed, and positions of one weight are independent, so two threads share them. Moves are
+played by the engine's :func:`~spieltisch.envs.kalaha.engine.sow` kernel: the rules are not
+restated here.
 
 Files: one per level, ``kalaha-p{pits}-{rules}-n{stones:03d}.v{FORMAT_VERSION}.egdb`` in the cache
 directory (default ``$SPIELTISCH_CACHE_DIR`` or ``~/.cache/spieltisch`` /
