@@ -301,6 +301,9 @@ SMALL_6_3 = "0,0,1,1,2,1/14 0,1,0,0,2,1/13 0"  # 9 stones: solved at once
 # Kalah(6,3) with a tiny database needs about 1.2 M nodes (goki) or 3.4 M (standard) from the
 # start: enough to stop it part-way after a few thousand nodes.
 def small_db_solver(rules: str = "goki", **kwargs) -> KalahaSolver:
+    # no iterative deepening unless asked: 36 stones against a 4-stone database would get it by
+    # default (more than database + 30 stones), and these tests watch the passes to the end
+    kwargs.setdefault("id_max_depth", 0)
     solver = KalahaSolver(
         KalahaGame(6, 3, rules), db_stones=4, use_cache=False, tt_bits=16, **kwargs
     )
@@ -311,7 +314,7 @@ def small_db_solver(rules: str = "goki", **kwargs) -> KalahaSolver:
     return solver
 
 
-@pytest.mark.parametrize("id_max_depth", [0, 8])
+@pytest.mark.parametrize("id_max_depth", [0, 8, None])
 def test_interrupted_solves_keep_the_table_valid(id_max_depth):
     solver = small_db_solver(id_max_depth=id_max_depth)
     start = solver.game.new_initial_state()
@@ -504,3 +507,21 @@ def test_cli_time_limit_and_node_limit(capsys):
         assert bad[0] in capsys.readouterr().err
     assert main([*args, "--accuracy", "random", "--time-limit", "5"]) == 2
     assert "not to --accuracy" in capsys.readouterr().err
+
+
+def test_iterative_deepening_by_default_only_far_above_the_database():
+    """``id_max_depth=None``: depth-limited passes first only for positions with more than the
+    database's stones + 30 in the pits (Kalah(6,3): 36 stones)."""
+    far: list[str] = []
+    solver = small_db_solver(id_max_depth=None, progress=far.append, progress_interval=0.01)
+    assert solver.value(solver.game.new_initial_state()) == KALAH_6_3["goki"][0]
+    assert any("(depth " in line for line in far)
+    near: list[str] = []
+    solver = KalahaSolver(
+        KalahaGame(6, 3, "goki"), db_stones=8, use_cache=False, tt_bits=16, id_max_depth=None
+    )
+    solver.progress, solver.progress_interval = near.append, 0.01
+    assert solver.value(solver.game.new_initial_state()) == KALAH_6_3["goki"][0]
+    assert near and not any("(depth " in line for line in near)
+    with pytest.raises(ValueError, match="id_max_depth"):
+        KalahaSolver(KalahaGame(3, 2), db_stones=0, use_cache=False, tt_bits=8, id_max_depth=-1)
