@@ -18,6 +18,8 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from spieltisch.agents.kalaha_endgame import default_cache_dir
 from spieltisch.agents.kalaha_solver import (
@@ -152,24 +154,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return p
 
 
-def _seconds(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return x
+def _checked(
+    convert: Callable[[str], Any], kind: str, valid: Callable[[Any], bool], rule: str
+) -> Callable[[str], Any]:
+    """An argparse ``type``: ``convert`` the text (else "not KIND"), then require ``valid``."""
+
+    def parse(text: str) -> Any:
+        try:
+            x = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+        if not valid(x):
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text!r}")
+        return x
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return x
+_seconds = _checked(
+    float,
+    "a number of seconds",
+    lambda x: math.isfinite(x) and x > 0,
+    "a positive number of seconds",
+)
+_positive_int = _checked(int, "an integer", lambda x: x >= 1, "at least 1")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -247,10 +255,7 @@ def run(args: argparse.Namespace) -> int:
     cpu = time.process_time() - cpu0
     if args.json:
         out = {
-            "position": state.to_text(),
-            "pits": game.pits,
-            "seeds": game.seeds,
-            "rules": game.rules,
+            **_json_position(state),
             "value": result.value,
             "optimal_moves": result.optimal_moves,
             "move_values": {str(k): v for k, v in result.move_values.items()},
@@ -258,8 +263,7 @@ def run(args: argparse.Namespace) -> int:
             "seconds": result.seconds,
             "cpu_seconds": cpu,
             "finished": True,
-            "db_stones": solver.db_stones,
-            "tt_bits": args.tt_bits,
+            **_json_sizes(solver, args),
         }
         print(json.dumps(out, indent=2))
         return 0
@@ -285,6 +289,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _json_position(state: KalahaState) -> dict:
+    game = state.game
+    return {
+        "position": state.to_text(),
+        "pits": game.pits,
+        "seeds": game.seeds,
+        "rules": game.rules,
+    }
+
+
+def _json_sizes(solver: KalahaSolver, args: argparse.Namespace) -> dict:
+    return {"db_stones": solver.db_stones, "tt_bits": args.tt_bits}
+
+
 def _stopped(
     args: argparse.Namespace,
     solver: KalahaSolver,
@@ -294,13 +312,9 @@ def _stopped(
 ) -> int:
     """Report a solve stopped by a limit or Ctrl-C: the bounds proven; exit code 3 or 130."""
     code = 130 if isinstance(stop, SolveKeyboardInterrupt) else 3
-    game = state.game
     if args.json:
         out = {
-            "position": state.to_text(),
-            "pits": game.pits,
-            "seeds": game.seeds,
-            "rules": game.rules,
+            **_json_position(state),
             "finished": False,
             "stopped_by": stop.reason,
             "value": stop.lower if stop.value_known else None,
@@ -309,8 +323,7 @@ def _stopped(
             "nodes": stop.nodes,
             "seconds": stop.seconds,
             "cpu_seconds": cpu,
-            "db_stones": solver.db_stones,
-            "tt_bits": args.tt_bits,
+            **_json_sizes(solver, args),
         }
         print(json.dumps(out, indent=2))
         return code
