@@ -175,6 +175,20 @@ def test_kalah_6_4_reproduces_the_published_value(rules):
     result = solver.solve(game.new_initial_state())
     assert result.value == KALAH_6_4_PUBLISHED[rules]
     assert result.optimal_moves == [2]  # the third pit from the mover's left, both rule sets
+    if rules == "goki":  # the perfect agent as first player, with the same solver (and table)
+        from spieltisch.agents.kalaha_agents import PerfectAgent
+        from spieltisch.agents.match import play_game
+        from spieltisch.agents.registry import make_agent
+        from spieltisch.envs import make
+
+        env = make("kalaha", pits=6, seeds=4, rules=rules, reward="score")
+        for g, opponent in enumerate(["alphabeta:depth=4", "random"]):
+            agents = {
+                "player_0": PerfectAgent(game, seed=g, solver=solver),
+                "player_1": make_agent(opponent, "kalaha", seed=g, game_options={"seeds": 4}),
+            }
+            record = play_game(env, agents, seed=g)
+            assert record.rewards["player_0"] >= result.value, (opponent, record)
 
 
 # Kalah(6,3): two differently configured solvers (small vs larger database, with and without
