@@ -190,12 +190,9 @@ def child_position(b: np.ndarray, c: np.ndarray, pits: int, i: int, empty_captur
 
 
 @numba.njit(cache=True, nogil=True)
-def _enumerate_rows(max_stones: int, pits: int) -> tuple:
-    """Every row of ``pits`` pits holding at most ``max_stones`` stones, with its stone count and
-    its weight ``sum(k * row[k])`` (how far to the right its stones lie)."""
-    total = 0
-    for a in range(max_stones + 1):
-        total += _binomial(a + pits - 1, pits - 1)
+def _enumerate_rows(max_stones: int, pits: int, total: int) -> tuple:
+    """Every row of ``pits`` pits holding at most ``max_stones`` stones (``total`` of them), with
+    its stone count and its weight ``sum(k * row[k])`` (how far to the right its stones lie)."""
     rows = np.zeros((total, pits), dtype=np.int16)
     stones = np.zeros(total, dtype=np.int64)
     weights = np.zeros(total, dtype=np.int64)
@@ -225,20 +222,12 @@ def _enumerate_rows(max_stones: int, pits: int) -> tuple:
     return rows, stones, weights
 
 
-@numba.njit(cache=True, nogil=True)
-def _binomial(a: int, b: int) -> int:
-    if b < 0 or b > a:
-        return 0
-    r = 1
-    for k in range(1, b + 1):
-        r = r * (a - b + k) // k
-    return r
-
-
 def row_groups(max_stones: int, pits: int) -> tuple[np.ndarray, np.ndarray]:
     """The rows of :func:`_enumerate_rows` sorted by (stones, weight), and ``starts`` with
     ``rows[starts[a, w]:starts[a, w + 1]]`` the rows of ``a`` stones and weight ``w``."""
-    rows, stones, weights = _enumerate_rows(max_stones, pits)
+    from math import comb
+
+    rows, stones, weights = _enumerate_rows(max_stones, pits, comb(max_stones + pits, pits))
     order = np.lexsort((weights, stones))
     width = (pits - 1) * max_stones + 2
     keys = stones[order] * width + weights[order]
@@ -321,8 +310,10 @@ def _build_level(
                     r = rank_board(b, pits, binom, offsets)
                     dest[j] = r
                     prefetch(db, r)
-                    if s0 == 0 or s1 == 0:  # game over: each side keeps its own stones
-                        moves[j] = -1 - (s0 - s1 + 1000)
+                    if s0 == 0 or s1 == 0:  # game over: each side keeps its own stones,
+                        kids[j * pits, 0] = 0  # scored like a move that ends the game
+                        kids[j * pits, 1] = s0 - s1
+                        moves[j] = 1
                         continue
                     cnt = 0
                     for i in range(pits):
@@ -339,9 +330,6 @@ def _build_level(
                         cnt += 1
                     moves[j] = cnt
                 for j in range(stop - start):
-                    if moves[j] < 0:
-                        db[dest[j]] = -1 - moves[j] - 1000
-                        continue
                     best = -1000
                     for e in range(j * pits, j * pits + moves[j]):
                         kind = kids[e, 0]
