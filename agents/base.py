@@ -20,7 +20,7 @@ chance) redrawn at random, so nothing hidden can be read from it, even by intros
 call :meth:`InformationSet.sample` for more consistent states (resampling the stand-in gives
 the same distribution as resampling the real state: the sampler keeps exactly what the seat
 knows and redraws everything else uniformly) and :meth:`InformationSet.view` for the readable
-knowledge. The arena, ``play`` and :func:`spieltisch.agents.match.agent_input` build it; the
+knowledge. The arena, ``play`` and :func:`spieltisch.agents.arena.match.agent_input` build it; the
 stand-in is drawn from a generator of the match, never from the env's own generator, so it does
 not change the game's chance events.
 

@@ -1,7 +1,7 @@
 """Agents by name, as the command line, the arena and configs refer to them.
 
 ``make_agent("random", game="kalaha", seed=0)``. Every game has ``random``; game-specific agents
-come from the modules listed in :data:`GAME_AGENT_MODULES`, each of which defines
+come from each game's agent table :data:`GAME_AGENT_TABLE`, a module that defines
 ``AGENTS: dict[str, AgentFactory]`` (a factory is ``(game_options, seed) -> Agent``).
 
 Agent names with parameters: ``NAME:KEY=VALUE,KEY=VALUE``, e.g. ``alphabeta:depth=6`` or
@@ -22,15 +22,8 @@ from spieltisch.agents.base import Agent, RandomAgent
 
 AgentFactory = Callable[[dict[str, Any], int | None], Agent]
 
-#: game name -> modules whose ``AGENTS`` dict adds agents for that game
-GAME_AGENT_MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "kalaha": ("spieltisch.agents.kalaha_agents", "spieltisch.agents.baselines_kalaha"),
-        "hus": ("spieltisch.agents.baselines_hus",),
-        "hilo": ("spieltisch.agents.baselines_hilo",),
-        "backgammon": ("spieltisch.agents.baselines_backgammon",),
-    }
-)
+#: each game's agents: the ``AGENTS`` dict of the game's agent package, ``agents/<game>/agents.py``
+GAME_AGENT_TABLE = "spieltisch.agents.{game}.agents"
 
 
 #: agent-name prefixes whose rest is one value, not KEY=VALUE parameters: ``pretrained:kalaha``
@@ -38,8 +31,8 @@ GAME_AGENT_MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 #: the module's ``make_prefixed_agent(prefix, value, game, seed, game_options)`` builds them
 PREFIX_AGENT_MODULES: Mapping[str, str] = MappingProxyType(
     {
-        "pretrained": "spieltisch.agents.policy_agents",
-        "checkpoint": "spieltisch.agents.policy_agents",
+        "pretrained": "spieltisch.agents.neural.agents",
+        "checkpoint": "spieltisch.agents.neural.agents",
     }
 )
 
@@ -53,8 +46,7 @@ def agent_factories(game: str) -> dict[str, AgentFactory]:
     from spieltisch.agents.human import human_factory
 
     factories: dict[str, AgentFactory] = {"random": _random, "human": human_factory(game)}
-    for module_name in GAME_AGENT_MODULES.get(game, ()):
-        factories.update(importlib.import_module(module_name).AGENTS)
+    factories.update(importlib.import_module(GAME_AGENT_TABLE.format(game=game)).AGENTS)
     return factories
 
 

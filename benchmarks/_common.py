@@ -7,13 +7,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from spieltisch.envs._common.machine import machine_info
+from spieltisch.agents.arena.provenance import machine_info
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def machine() -> dict:
-    """What the numbers were measured on (see ``spieltisch.envs._common.machine``)."""
+    """What the numbers were measured on (see ``spieltisch.agents.arena.provenance``)."""
     return machine_info()
 
 

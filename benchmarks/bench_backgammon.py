@@ -31,10 +31,10 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from spieltisch.envs._common.machine import machine_info as machine
+from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import gnubg_adapter as ga
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.batch import BackgammonBatch
 from spieltisch.envs.backgammon.notation import sides_to_position_id
 

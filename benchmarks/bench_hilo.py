@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from spieltisch.envs._common.machine import machine_info as machine
+from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.hilo import HiLoGame
 from spieltisch.envs.hilo.batch import HiLoBatch
 

@@ -40,12 +40,12 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.base import Agent
-from spieltisch.agents.kalaha_accuracy import move_accuracy
-from spieltisch.agents.kalaha_agents import PerfectAgent
-from spieltisch.agents.kalaha_endgame import default_cache_dir
-from spieltisch.agents.kalaha_solver import KalahaSolver
-from spieltisch.agents.match import play_game
+from spieltisch.agents.kalaha.accuracy import move_accuracy
+from spieltisch.agents.kalaha.endgame import default_cache_dir
+from spieltisch.agents.kalaha.perfect import PerfectAgent
+from spieltisch.agents.kalaha.solver import KalahaSolver
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.envs.kalaha.engine import KalahaGame

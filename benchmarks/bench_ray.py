@@ -116,7 +116,7 @@ def main() -> None:
         cfg = bench_config(args.game, args.games, tmp)
         torch.manual_seed(0)
         games = make_batched_game(cfg.game, cfg.game_options, 1)
-        from spieltisch.agents.policy import PolicyNet
+        from spieltisch.agents.neural.policy import PolicyNet
 
         net = PolicyNet(make_arch(cfg, games))
         state = TrainerState(

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from spieltisch.agents import td_value as tv
-from spieltisch.envs._common.machine import machine_info
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.agents.arena.provenance import machine_info
+from spieltisch.agents.backgammon import td_value as tv
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.train import td
 from spieltisch.train import td_reference as ref
 

@@ -2,7 +2,7 @@
 
     python benchmarks/derive_pubeval_weights.py      # writes agents/data/pubeval.json
 
-pubeval is linear in its 122 inputs (``spieltisch.agents.pubeval.inputs``), so its two weight
+pubeval is linear in its 122 inputs (``spieltisch.agents.backgammon.pubeval.inputs``), so its two weight
 vectors follow exactly from ``gnubg_nn.pub_eval_score`` on enough random positions by least
 squares (race and contact positions separately); the fit must reproduce every score to float32
 precision, or the script fails. Inputs that never occur in a class of positions cannot matter
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import gnubg_nn
 import numpy as np
-from spieltisch.agents import pubeval
+from spieltisch.agents.backgammon import pubeval
 from spieltisch.envs.backgammon import gnubg_adapter as ga
 
 OUT = Path(__file__).resolve().parent.parent / "agents" / "data" / "pubeval.json"
@@ -37,7 +37,7 @@ def main() -> None:
     result = {
         "source": "Tesauro's pubeval (1993), weights fitted exactly to GNU Backgammon's "
         "gnubg_nn.pub_eval_score by benchmarks/derive_pubeval_weights.py",
-        "inputs": "see spieltisch.agents.pubeval",
+        "inputs": "see spieltisch.agents.backgammon.pubeval",
     }
     for kind, rows in (("race", race), ("contact", ~race)):
         w, *_ = np.linalg.lstsq(x[rows], scores[rows], rcond=None)

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, required=True, help="wall time of the command")
     args = parser.parse_args(argv)
 
-    from spieltisch.agents.policy_agents import pretrained_name
+    from spieltisch.agents.neural.agents import pretrained_name
 
     report = json.loads(args.report.read_text())
     game, options = report["game"], report.get("options") or {}

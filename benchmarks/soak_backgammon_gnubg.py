@@ -17,10 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from spieltisch.envs._common.machine import machine_info as machine
+from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import gnubg_adapter as ga
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 
 
 def main(argv: list[str] | None = None) -> int:

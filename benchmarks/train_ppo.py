@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from spieltisch.agents.arena import evaluate, machine_info
-    from spieltisch.agents.checkpoint import load_checkpoint
-    from spieltisch.agents.policy_agents import pretrained_name
+    from spieltisch.agents.neural.agents import pretrained_name
+    from spieltisch.agents.neural.checkpoint import load_checkpoint
     from spieltisch.train.config import config_to_dict, load_config
     from spieltisch.train.ppo import train
 
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
 def ship(ckpt, result: dict, name: str) -> None:
     """Copy the evaluated policy to ``agents/pretrained/<name>`` with its recorded evaluation
     and the commands that reproduce it in the metadata."""
-    from spieltisch.agents.checkpoint import save_checkpoint
+    from spieltisch.agents.neural.checkpoint import save_checkpoint
 
     game = ckpt.meta["game"]
     meta = {

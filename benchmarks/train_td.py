@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from spieltisch.agents.arena import evaluate
-    from spieltisch.agents.checkpoint import load_checkpoint, paths_of, save_checkpoint
-    from spieltisch.envs._common.machine import machine_info
+    from spieltisch.agents.arena.provenance import machine_info
+    from spieltisch.agents.neural.checkpoint import load_checkpoint, paths_of, save_checkpoint
 
     ckpt = load_checkpoint(args.checkpoint, "backgammon")
     path = paths_of(args.checkpoint)[0].with_suffix("")

@@ -19,7 +19,15 @@ from typing import Any
 #: game name -> env module name (the version suffix changes only when behaviour changes)
 GAMES = {"kalaha": "kalaha_v0", "hus": "hus_v0", "hilo": "hilo_v0", "backgammon": "backgammon_v0"}
 
-__all__ = ["GAMES", "env_module", "make", "make_gym", *GAMES.values()]
+#: game name -> its batched engine class in ``envs/<game>/batch.py``
+BATCHES = {
+    "kalaha": "KalahaBatch",
+    "hus": "HusBatch",
+    "hilo": "HiLoBatch",
+    "backgammon": "BackgammonBatch",
+}
+
+__all__ = ["BATCHES", "GAMES", "env_module", "make", "make_batch", *GAMES.values()]
 
 
 def env_module(game: str) -> ModuleType:
@@ -34,12 +42,13 @@ def make(game: str, **options: Any) -> Any:
     return env_module(game).env(**options)
 
 
-def make_gym(game: str, opponents: Any = ("random",), seat: int | str = 0, **kwargs: Any) -> Any:
-    """A Gymnasium single-agent env: your ``seat`` of ``game`` against ``opponents`` (agent
-    names or Agent objects); see :mod:`spieltisch.envs.single_agent`."""
-    from spieltisch.envs.single_agent import make_gym as _make_gym
-
-    return _make_gym(game, opponents=opponents, seat=seat, **kwargs)
+def make_batch(game: str, num_games: int, seed: Any = None, **options: Any) -> Any:
+    """``num_games`` games of ``game`` as a batched engine (a
+    :class:`~spieltisch.envs._common.batch.BatchedGame`), with the env's rule ``options``."""
+    if game not in BATCHES:
+        raise ValueError(f"unknown game {game!r}; games are {sorted(BATCHES)}")
+    module = importlib.import_module(f"spieltisch.envs.{game}.batch")
+    return getattr(module, BATCHES[game]).from_options(dict(options), num_games, seed)
 
 
 def __getattr__(name: str) -> ModuleType:

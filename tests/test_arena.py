@@ -7,8 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from spieltisch.agents import stats
-from spieltisch.agents.arena import AgentFailure, evaluate, play_table, summarize_pair
+from spieltisch.agents.arena import AgentFailure, evaluate, play_table, stats, summarize_pair
 from spieltisch.agents.base import Agent, InformationSet
 from spieltisch.agents.registry import parse_agent_name
 
@@ -54,7 +53,7 @@ class _Crasher(Agent):
 
 
 def test_failure_is_reported_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    import spieltisch.agents.arena as arena
+    import spieltisch.agents.arena.evaluation as arena
 
     real = arena.make_agent
 

@@ -9,7 +9,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 from spieltisch.envs import backgammon_v0, make
 from spieltisch.envs._common.errors import IllegalActionError
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import action_of
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from spieltisch.envs.backgammon import BackgammonGame
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 
 gnubg = pytest.importorskip("gnubg_nn")
 

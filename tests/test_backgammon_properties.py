@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from backgammon_reference import legal_plays as reference_plays
 from spieltisch.envs.backgammon import BackgammonGame, BackgammonState
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.batch import BackgammonBatch
 
 GAME = BackgammonGame()

@@ -22,7 +22,7 @@ from spieltisch.envs._common.errors import (
     PositionFormatError,
 )
 from spieltisch.envs.backgammon import BackgammonGame, BackgammonState
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import action_of, describe_action
 from spieltisch.envs.backgammon.notation import START_POSITION_ID, sides_to_position_id
 

@@ -8,8 +8,8 @@ import functools
 import numpy as np
 import pytest
 from spieltisch.agents.arena import play_table, summarize_pair
-from spieltisch.agents.baselines_mancala import HUS, KALAHA, WIN, MancalaSearchAgent
-from spieltisch.agents.match import play_game
+from spieltisch.agents.arena.match import play_game
+from spieltisch.agents.mancala.alphabeta import HUS, KALAHA, WIN, MancalaSearchAgent
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.envs.kalaha.engine import KalahaGame

@@ -6,13 +6,13 @@ import json
 
 import pytest
 import torch
-from spieltisch.agents.checkpoint import (
+from spieltisch.agents.neural.checkpoint import (
     CheckpointError,
     load_checkpoint,
     paths_of,
     save_checkpoint,
 )
-from spieltisch.agents.policy import PolicyArch, PolicyNet
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 
 
 def _save(tmp_path, **meta_extra):

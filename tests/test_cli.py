@@ -12,7 +12,7 @@ def test_help_lists_every_command(capsys):
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     for module in COMMAND_MODULES:
-        name = module.rsplit("cmd_", 1)[1]
+        name = module.rsplit(".", 1)[1]
         assert name in out
 
 

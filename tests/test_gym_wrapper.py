@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from spieltisch.agents.base import Agent
-from spieltisch.envs import make_gym
+from spieltisch.agents.gym_env import make_gym
 from spieltisch.envs._common.errors import GameOverError, IllegalActionError
 
 GAMES = {

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
+from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.base import RandomAgent
-from spieltisch.agents.match import play_game
 from spieltisch.envs import hilo_v0, make
 from spieltisch.envs._common.errors import ActionTypeError, GameOverError, IllegalActionError
 from spieltisch.envs.hilo.cards import DeckFormatError

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 from spieltisch.agents.arena import play_table
+from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.base import InformationSet
-from spieltisch.agents.hilo_search import HiLoSearchAgent
-from spieltisch.agents.match import play_game
-from spieltisch.agents.policy import PolicyArch, PolicyNet
+from spieltisch.agents.hilo.search import HiLoSearchAgent
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.envs.hilo.engine import HiLoGame

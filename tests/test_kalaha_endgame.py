@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from spieltisch.agents.kalaha_endgame import (
+from spieltisch.agents.kalaha.endgame import (
     UNKNOWN,
     EndgameDatabase,
     binomial_table,

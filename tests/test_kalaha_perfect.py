@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.base import Agent
-from spieltisch.agents.kalaha_accuracy import judge_move, move_accuracy
-from spieltisch.agents.kalaha_agents import PerfectAgent
-from spieltisch.agents.kalaha_solver import KalahaSolver
-from spieltisch.agents.match import play_game
+from spieltisch.agents.kalaha.accuracy import judge_move, move_accuracy
+from spieltisch.agents.kalaha.perfect import PerfectAgent
+from spieltisch.agents.kalaha.solver import KalahaSolver
 from spieltisch.agents.registry import agent_names, make_agent
 from spieltisch.envs import make
 from spieltisch.envs.kalaha.engine import KalahaGame

@@ -15,9 +15,9 @@ import warnings
 
 import numpy as np
 import pytest
-from spieltisch.agents import kalaha_endgame
-from spieltisch.agents.kalaha_endgame import HEADER_SIZE, EndgameDatabase
-from spieltisch.agents.kalaha_solver import (
+from spieltisch.agents.kalaha import endgame as kalaha_endgame
+from spieltisch.agents.kalaha.endgame import HEADER_SIZE, EndgameDatabase
+from spieltisch.agents.kalaha.solver import (
     KalahaSolver,
     SolveInterrupted,
     SolveKeyboardInterrupt,
@@ -176,8 +176,8 @@ def test_kalah_6_4_reproduces_the_published_value(rules):
     assert result.value == KALAH_6_4_PUBLISHED[rules]
     assert result.optimal_moves == [2]  # the third pit from the mover's left, both rule sets
     if rules == "goki":  # the perfect agent as first player, with the same solver (and table)
-        from spieltisch.agents.kalaha_agents import PerfectAgent
-        from spieltisch.agents.match import play_game
+        from spieltisch.agents.arena.match import play_game
+        from spieltisch.agents.kalaha.perfect import PerfectAgent
         from spieltisch.agents.registry import make_agent
         from spieltisch.envs import make
 

@@ -84,7 +84,7 @@ def test_hus_random_games():
 @pytest.mark.parametrize("game_name", ["kalaha", "hus"])
 def test_same_seed_same_game(game_name):
     from spieltisch.agents import RandomAgent
-    from spieltisch.agents.match import play_game
+    from spieltisch.agents.arena.match import play_game
     from spieltisch.envs import make
 
     def run(seed):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from spieltisch.agents.match import play_game
-from spieltisch.agents.policy import (
+from spieltisch.agents.arena.match import play_game
+from spieltisch.agents.neural.policy import (
     MASKED_LOGIT,
     NeuralAgent,
     PolicyArch,
@@ -92,7 +92,7 @@ def test_registry_rejects_unknown_prefixed_agents(tmp_path) -> None:
 
 def test_pretrained_kalaha_picks_the_agent_of_the_board() -> None:
     """Kalah(6,4) has its own shipped agent (the board the solver judges from the start)."""
-    from spieltisch.agents.policy_agents import pretrained_name
+    from spieltisch.agents.neural.agents import pretrained_name
 
     assert pretrained_name("kalaha", {}) == "kalaha"
     assert pretrained_name("kalaha", {"seeds": 6}) == "kalaha"

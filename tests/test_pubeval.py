@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from spieltisch.agents import pubeval
-from spieltisch.agents.baselines_backgammon import _apply_gnubg_moves, _play_index_of_board
+from spieltisch.agents.backgammon import pubeval
+from spieltisch.agents.backgammon.baselines import _apply_gnubg_moves, _play_index_of_board
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import gnubg_adapter as ga

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import ray
 import torch
-from spieltisch.agents.checkpoint import load_checkpoint
-from spieltisch.agents.match import play_game
+from spieltisch.agents.arena.match import play_game
+from spieltisch.agents.neural.checkpoint import load_checkpoint
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.train.cli import main

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from spieltisch.agents.checkpoint import load_checkpoint
-from spieltisch.agents.policy import PolicyNet
+from spieltisch.agents.neural.checkpoint import load_checkpoint
+from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.train.config import PPOConfig, build_config
 from spieltisch.train.opponents import policy_step, random_step
 from spieltisch.train.ppo import make_arch, train

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from spieltisch.agents.checkpoint import CheckpointError, load_checkpoint
-from spieltisch.agents.match import play_game
+from spieltisch.agents.arena.match import play_game
+from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.train.cli import main
@@ -220,7 +220,7 @@ def test_kalaha_learner_beats_random(tmp_path) -> None:
     untrained = build_config(
         {"game": "kalaha", "game_options": SMALL_KALAHA}, tiny(tmp_path, hidden="[64, 64]")
     )
-    from spieltisch.agents.policy import PolicyNet
+    from spieltisch.agents.neural.policy import PolicyNet
     from spieltisch.train.ppo import make_arch
     from spieltisch.train.selfplay_games import make_batched_game
 
@@ -270,7 +270,7 @@ def test_shipped_ppo_agents_load_and_beat_random(name: str) -> None:
     """Every shipped PPO agent loads by name, carries its recorded evaluation and the command
     that reproduces it, and beats random clearly (seeded games: the result is fixed)."""
     from spieltisch.agents.arena import evaluate
-    from spieltisch.agents.stats import wilson
+    from spieltisch.agents.arena.stats import wilson
 
     meta = load_checkpoint(Path(__file__).resolve().parents[1] / "agents/pretrained" / name).meta
     game, options = meta["game"], dict(meta["game_options"])

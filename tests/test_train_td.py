@@ -1,4 +1,4 @@
-"""TD(lambda) backgammon training (train/td.py) and its value-net agent (agents/td_value.py)."""
+"""TD(lambda) backgammon training (train/td.py) and its agent (agents/backgammon/td_value.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
-from spieltisch.agents import td_value as tv
 from spieltisch.agents.arena import evaluate
-from spieltisch.agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from spieltisch.agents.backgammon import td_value as tv
+from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from spieltisch.agents.registry import make_agent
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
 from spieltisch.train import td
 from spieltisch.train import td_reference as ref

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from spieltisch.agents.policy import PolicyArch, PolicyNet
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
+from spieltisch.agents.neural.value_search import ValueSearchAgent, searched_values
 from spieltisch.agents.registry import make_agent
-from spieltisch.agents.value_search import ValueSearchAgent, searched_values
 from spieltisch.envs.hus.engine import HusGame
 from spieltisch.envs.hus.engine import observation_index as hus_index
 from spieltisch.envs.kalaha.engine import KalahaGame
@@ -156,7 +156,7 @@ def test_a_leaf_budget_searches_small_endgames_to_the_end() -> None:
 
 def test_compiled_tanh_is_accurate() -> None:
     import numba
-    from spieltisch.agents.baselines_mancala import _tanh
+    from spieltisch.agents.mancala.alphabeta import _tanh
 
     @numba.njit
     def apply(xs):
@@ -172,8 +172,8 @@ def test_compiled_tanh_is_accurate() -> None:
 @pytest.mark.parametrize("game", ["kalaha", "hus"])
 def test_compiled_value_net_equals_torch(game: str) -> None:
     """The alpha-beta's numba value net reads the env's observation and matches PolicyNet.value."""
-    from spieltisch.agents.baselines_mancala import _net_value, net_leaf_evaluator
-    from spieltisch.agents.value_search import value_layers
+    from spieltisch.agents.mancala.alphabeta import _net_value, net_leaf_evaluator
+    from spieltisch.agents.neural.value_search import value_layers
 
     size, actions, scale, index = (
         (10, 4, 3.0, lambda s: kalaha_index(4, s)) if game == "kalaha" else (32, 16, 4.0, hus_index)
@@ -200,8 +200,8 @@ def test_alphabeta_equals_the_full_width_search(game: str, depth: int) -> None:
     """Without a transposition table the compiled alpha-beta gives the best moves the exact
     full-width minimax value (rounded to 1e-4; a forced win scores beyond any value), and every
     other move an upper bound of its value."""
-    from spieltisch.agents.baselines_mancala import VALUE_SCALE, WIN
-    from spieltisch.agents.value_search import alphabeta_searcher
+    from spieltisch.agents.mancala.alphabeta import VALUE_SCALE, WIN
+    from spieltisch.agents.neural.value_search import alphabeta_searcher
 
     options, size, actions, scale = (KALAHA, 10, 4, 3.0) if game == "kalaha" else ({}, 32, 16, 4.0)
     net = _net(size, actions, scale)

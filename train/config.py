@@ -136,7 +136,7 @@ class TDConfig:
     total_games: int = 200_000
     """stop after this many self-play training games"""
 
-    # --- network (agents/td_value.py: 198 inputs, sigmoid hidden layer, 5 sigmoid outputs) ---
+    # --- network (agents/backgammon/td_value.py: 198 inputs, sigmoid hidden, 5 sigmoid outputs) ---
     hidden: int = 80
     """hidden sigmoid units"""
     init_scale: float = 0.1

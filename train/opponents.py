@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from spieltisch.agents.policy import PolicyNet, sample_masked
+from spieltisch.agents.neural.policy import PolicyNet, sample_masked
 
 
 def policy_step(

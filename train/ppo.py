@@ -38,13 +38,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from spieltisch.agents.checkpoint import (
+from spieltisch.agents.neural.checkpoint import (
     CheckpointError,
     git_revision,
     load_checkpoint,
     save_checkpoint,
 )
-from spieltisch.agents.policy import PolicyArch, PolicyNet
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.train.config import PPOConfig, config_to_dict
 from spieltisch.train.opponents import (
     Opponent,

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from spieltisch.agents.policy import PolicyArch, PolicyNet
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.train.config import PPOConfig
 from spieltisch.train.ppo import Rollout, TrainerState, play_iteration, pool_opponents
 from spieltisch.train.selfplay_games import make_batched_game

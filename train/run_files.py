@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from spieltisch.agents.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from spieltisch.train.config import config_to_dict
 
 

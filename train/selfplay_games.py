@@ -178,7 +178,7 @@ class BackgammonGames:
     observation_scale = 1.0
 
     def __init__(self, options: dict[str, Any], num_games: int) -> None:
-        from spieltisch.envs.backgammon import kernels as k
+        from spieltisch.envs.backgammon import rules as k
         from spieltisch.envs.backgammon.batch import BackgammonBatch
         from spieltisch.envs.backgammon.engine import BackgammonGame
 

@@ -1,11 +1,11 @@
 """TD(lambda) self-play over afterstates for backgammon, TD-Gammon style (read top to bottom).
 
-The learner is a value network over afterstates (:mod:`spieltisch.agents.td_value`: 198
+The learner is a value network over afterstates (:mod:`spieltisch.agents.backgammon.td_value`: 198
 inputs from the mover's view, ``hidden`` sigmoid units, 5 sigmoid outputs = the mover's
 win / gammon / backgammon probabilities). One game of training:
 
 1. Start from the opening position; roll the dice from the run's generator (the engine's chance
-   kernels, :mod:`spieltisch.envs.backgammon.kernels`).
+   kernels, :mod:`spieltisch.envs.backgammon.rules`).
 2. **Choose a play.** The engine's play generator lists every distinct legal play of the roll
    (whole plays, compulsory-play rules included) and the board after each; the net values each
    afterstate for the mover; the player on turn takes the one of highest equity (greedy, no
@@ -44,14 +44,14 @@ from typing import Any
 
 import numba
 import numpy as np
-from spieltisch.agents import td_value as tv
-from spieltisch.agents.checkpoint import (
+from spieltisch.agents.backgammon import td_value as tv
+from spieltisch.agents.neural.checkpoint import (
     CheckpointError,
     git_revision,
     load_checkpoint,
     save_checkpoint,
 )
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
 from spieltisch.train.config import TDConfig, config_to_dict
 from spieltisch.train.run_files import (

@@ -11,8 +11,8 @@ with numpy matrix products, and the traces are updated with whole-array numpy op
 from __future__ import annotations
 
 import numpy as np
-from spieltisch.agents import td_value as tv
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.agents.backgammon import td_value as tv
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
 
 #: the linear part of the perspective flip: output o of the other side is SIGN[o] * y[PERM[o]]
@@ -22,7 +22,7 @@ SIGN = np.array([-1.0, 1.0, 1.0, 1.0, 1.0])
 
 def encode_numpy(boards: np.ndarray, mover: int) -> np.ndarray:
     """The 198 inputs of each board (rows of >= 52 cells) from ``mover``'s view (see
-    :mod:`spieltisch.agents.td_value`), written independently of the compiled encoder."""
+    :mod:`spieltisch.agents.backgammon.td_value`), written independently of the compiled encoder."""
     boards = np.asarray(boards, dtype=np.float64)
     x = np.zeros((len(boards), tv.NUM_INPUTS))
     for half, seat in enumerate((mover, 1 - mover)):

@@ -1,6 +1,14 @@
-"""Checks and helpers shared by the batched engines (compiled, so they cost little per game)."""
+"""The protocol every batched engine (``envs/<game>/batch.py``) implements, and the checks and
+helpers they share (compiled, so they cost little per game).
+
+One set of verbs and shapes for all four games, after pgx's ``init/step/observe/legal_action_mask/
+terminated/rewards`` over plain state arrays: the trainers and the search agents use only
+:class:`BatchedGame`, never a game's own arrays.
+"""
 
 from __future__ import annotations
+
+from typing import Any, Protocol, Self, runtime_checkable
 
 import numba
 import numpy as np
@@ -70,3 +78,83 @@ def sample_legal_actions(legal_mask: np.ndarray, rng: np.random.Generator) -> np
     out = np.empty(legal_mask.shape[0], dtype=np.int64)
     _pick_legal(legal_mask, rng.random(legal_mask.shape[0]), out)
     return out
+
+
+#: what :meth:`BatchedGame.reset` accepts as its seed
+BatchSeed = int | np.random.Generator | None
+
+
+@runtime_checkable
+class BatchedGame(Protocol):
+    """``num_games`` games of one kind stepped at once; every array has the games as axis 0.
+
+    Chance (dice, shuffles, draws) is handled inside, from the batch's own generator: after
+    :meth:`reset` and after every :meth:`step`, each unfinished game waits for a player's
+    decision. Finished games stay finished: :meth:`step` ignores their actions, their mask row is
+    all zeros and their :meth:`returns` row is final.
+    """
+
+    #: the game's name in :data:`spieltisch.envs.GAMES`
+    game_name: str
+    num_games: int
+    num_players: int
+    #: size of the flat action space (the env's ``Discrete(num_actions)``)
+    num_actions: int
+    #: shape of one observation, as the env's ``observation_space`` of the default view
+    observation_shape: tuple[int, ...]
+    #: a network divides observations by this (stone or card counts to order one)
+    observation_scale: float
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """``(B,)`` int64: the seat to move (for a finished game: the last seat to move)."""
+        ...
+
+    @property
+    def terminal(self) -> np.ndarray:
+        """``(B,)`` bool: the game has ended."""
+        ...
+
+    def reset(self, seed: BatchSeed = None, games: np.ndarray | None = None) -> None:
+        """Start ``games`` (default: all; an index or boolean array) anew; ``seed`` (an int or a
+        generator to draw from) reseeds the batch's chance first."""
+        ...
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The mover's observation ``(B, *observation_shape)`` float32 (the env's observation of
+        that seat, unscaled) and the legal mask ``(B, num_actions)`` int8; fresh arrays."""
+        ...
+
+    def step(self, actions: np.ndarray) -> None:
+        """Play ``actions[g]`` in every unfinished game (checked first: an illegal action
+        raises naming the game, and nothing changes)."""
+        ...
+
+    def returns(self) -> np.ndarray:
+        """``(B, num_players)`` float64: each seat's final result (the env's rewards at the
+        end); zeros for unfinished games."""
+        ...
+
+    def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per game (0 for finished games)."""
+        ...
+
+    def save(self) -> dict[str, Any]:
+        """Copies of the state arrays and the generator's state: :meth:`load` restores them."""
+        ...
+
+    def load(self, saved: dict[str, Any]) -> None:
+        """Restore what :meth:`save` returned (same game, same number of games)."""
+        ...
+
+    def clone(self) -> Self:
+        """An independent copy (state arrays and generator)."""
+        ...
+
+    def state(self, g: int) -> Any:
+        """Game ``g`` as a single-game engine state (a copy)."""
+        ...
+
+    def set_state(self, g: int, state: Any) -> None:
+        """Overwrite game ``g`` with a single-game engine ``state`` of the same game."""
+        ...

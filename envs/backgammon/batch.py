@@ -1,7 +1,7 @@
 """Many backgammon games stepped at once: arrays in, arrays out, on several threads.
 
 The rules are not restated here: the compiled loops call the kernels of
-:mod:`spieltisch.envs.backgammon.kernels`, the same ones a single
+:mod:`spieltisch.envs.backgammon.rules`, the same ones a single
 :class:`~spieltisch.envs.backgammon.engine.BackgammonState` uses. Each game is one row of
 ``states`` (the state vector of :mod:`.kernels`). Chance nodes never show: after every call, each
 unfinished game waits for a decision (checker move, pass, or cube action), its dice rolled from
@@ -28,7 +28,7 @@ import numba
 import numpy as np
 from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
 from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame, BackgammonState
 
 ROLL_RANGE = 180  # the chance kernels take uniform numbers 0..179 (see kernels.dice_of)

@@ -42,8 +42,8 @@ from spieltisch.envs._common.errors import (
 from spieltisch.envs._common.jit import direct_entry
 from spieltisch.envs._common.notation import check_action
 from spieltisch.envs._common.state import EngineState
-from spieltisch.envs.backgammon import kernels as k
 from spieltisch.envs.backgammon import notation
+from spieltisch.envs.backgammon import rules as k
 
 STATE_DTYPE = np.int32
 # The fields that make two states the same (see BackgammonState.__eq__).

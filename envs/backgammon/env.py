@@ -77,7 +77,7 @@ from typing import Any, ClassVar
 import numpy as np
 from spieltisch.envs._common import draw as d
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame, BackgammonState
 from spieltisch.envs.backgammon.notation import render_text
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numba
 import numpy as np
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame, BackgammonState
 
 _KEY_TO_HEX = str.maketrans("ABCDEFGHIJKLMNOP", "0123456789abcdef")

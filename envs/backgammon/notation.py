@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 from spieltisch.envs._common.errors import PositionFormatError
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 
 #: GNU Backgammon's position ID of the starting position
 START_POSITION_ID = "4HPwATDgc/ABMA"

@@ -20,8 +20,9 @@ import sys
 from typing import Any
 
 import numpy as np
-from spieltisch.envs import GAMES, make_gym
-from spieltisch.train.cmd_play import add_option_argument, parse_options
+from spieltisch.agents.gym_env import make_gym
+from spieltisch.envs import GAMES
+from spieltisch.train.cli.play import add_option_argument, parse_options
 
 
 def evaluate(model: Any, env: Any, games: int, seed: int) -> dict[str, float]:

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
-from spieltisch.agents.kalaha_endgame import (
+from spieltisch.agents.kalaha.endgame import (
     MAX_DB_STONES,
     EndgameDatabase,
     binomial_table,
@@ -974,7 +974,7 @@ class KalahaSolver:
 
     ``game`` gives pits and rules (its seeds only size the default database). ``db_stones``:
     endgame database size (default: :func:`default_db_stones`), read from / written to
-    ``cache_dir`` (default :func:`~spieltisch.agents.kalaha_endgame.default_cache_dir`) unless
+    ``cache_dir`` (default :func:`~spieltisch.agents.kalaha.endgame.default_cache_dir`) unless
     ``use_cache=False``. ``tt_bits``: the transposition table has ``2**tt_bits`` entries of 32
     bytes. Iterative deepening runs depth-limited MTD(f) at depths 2, 4, .. ``id_max_depth`` before
     the search to the end. The default (``None``) chooses by the position:

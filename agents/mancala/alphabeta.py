@@ -22,7 +22,7 @@ re-implemented here.
 Static value (from the mover's view): Kalaha: own store minus the opponent's store; Hus: own
 stones on the board minus the opponent's. The same search scores its horizon with a trained
 network's value head instead when given one (:func:`net_leaf_evaluator`; the agent
-``pretrained:<game>:search=N`` of :mod:`spieltisch.agents.value_search`); move ordering stays
+``pretrained:<game>:search=N`` of :mod:`spieltisch.agents.neural.value_search`); move ordering stays
 static. A finished game is worth ``+-WIN`` plus that margin
 (the margin makes winning by more preferred). Ties between equally good moves are broken at
 random with the agent's own generator (seeded by ``reset(seed)``), so games differ.

@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 import yaml
+from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.human import HumanQuit
-from spieltisch.agents.match import play_game
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import GAMES, make
 

@@ -7,11 +7,11 @@ asked for, and rules options given for the game must match those it was trained 
 
 Parameters follow the name after one more colon: ``pretrained:kalaha:search=4`` searches 4 plies
 of minimax over the network's value head before each move (Kalaha and Hus; see
-:mod:`spieltisch.agents.value_search`), ``checkpoint:runs/x/final:search=3`` likewise;
+:mod:`spieltisch.agents.neural.value_search`), ``checkpoint:runs/x/final:search=3`` likewise;
 ``search=6,leaves=100000`` keeps searching deeper than 6 plies while a ply has at most 100,000
 positions (endgames, forced lines). HiLo (hidden cards): ``pretrained:hilo:search=16`` samples
 16 states consistent with the seat's knowledge and looks to the end of its turn
-(``search=16,weight=0.5``: the value head's weight; see :mod:`spieltisch.agents.hilo_search`).
+(``search=16,weight=0.5``: the value head's weight; see :mod:`spieltisch.agents.hilo.search`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from spieltisch.agents.base import Agent
-from spieltisch.agents.checkpoint import CheckpointError, load_checkpoint
+from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
 
-PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 
 
 def pretrained_name(game: str, game_options: dict[str, Any] | None = None) -> str:
@@ -74,7 +74,7 @@ def make_prefixed_agent(
 
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
-    # ply, keep: TD value nets; weight: HiLo search (agents/hilo_search.py)
+    # ply, keep: TD value nets; weight: HiLo search (agents/hilo/search.py)
     known = {"search", "leaves", "ply", "keep", "weight"}
     unknown = set(params) - known
     if unknown:
@@ -96,7 +96,7 @@ def make_prefixed_agent(
     except CheckpointError as err:
         raise ValueError(str(err)) from err
     _check_options(ckpt.game_options, game_options, f"{prefix}:{value}")
-    from spieltisch.agents import td_value
+    from spieltisch.agents.backgammon import td_value
 
     if td_value.is_td_checkpoint(ckpt.meta):  # a TD value net: best afterstate, 1-ply
         unknown = set(params) - {"ply", "keep"}
@@ -114,7 +114,7 @@ def make_prefixed_agent(
         raise ValueError(f"{prefix}:{value}: 'leaves' needs 'search' (e.g. search=6,leaves=1000)")
     searched_name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
     if "search" in params and game == "hilo":  # hidden cards: information-set sampling
-        from spieltisch.agents.hilo_search import hilo_search_agent
+        from spieltisch.agents.hilo.search import hilo_search_agent
 
         agent = hilo_search_agent(ckpt, params, seed)
         agent.name = searched_name
@@ -122,7 +122,7 @@ def make_prefixed_agent(
     if "weight" in params:
         raise ValueError(f"{prefix}:{value}: 'weight' is for HiLo search (search=16,weight=2)")
     if "search" in params:
-        from spieltisch.agents.value_search import ValueSearchAgent
+        from spieltisch.agents.neural.value_search import ValueSearchAgent
 
         agent: Agent = ValueSearchAgent(
             ckpt.policy(),

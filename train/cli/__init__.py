@@ -12,10 +12,10 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 COMMAND_MODULES = (
-    "spieltisch.train.cmd_play",
-    "spieltisch.train.cmd_solve",
-    "spieltisch.train.cmd_train",
-    "spieltisch.train.cmd_eval",
+    "spieltisch.train.cli.play",
+    "spieltisch.train.cli.solve",
+    "spieltisch.train.cli.train",
+    "spieltisch.train.cli.eval",
 )
 
 
@@ -58,7 +58,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,9 @@
 """Search at play time for HiLo over a trained network: ``pretrained:hilo:search=16``.
 
-HiLo hides cards, so the minimax of :mod:`spieltisch.agents.value_search` does not apply. This
-agent searches the way the ``heuristic`` baseline samples (information-set sampling), but looks
-to the end of its own turn and scores the result by coins plus the network's value head:
+HiLo hides cards, so the minimax of :mod:`spieltisch.agents.neural.value_search` does not
+apply. This agent searches the way the ``heuristic`` baseline samples (information-set
+sampling), but looks to the end of its own turn and scores the result by coins plus the
+network's value head:
 
 1. Draw ``samples`` full states consistent with what the seat knows
    (:meth:`~spieltisch.agents.base.InformationSet.sample`; the real hidden cards are never seen).
@@ -50,8 +51,8 @@ from typing import Any
 import numpy as np
 import torch
 from spieltisch.agents.base import Agent, InformationSet, legal_actions_of
-from spieltisch.agents.policy import PolicyNet
-from spieltisch.agents.value_search import choose_searched_action
+from spieltisch.agents.neural.policy import PolicyNet
+from spieltisch.agents.neural.value_search import choose_searched_action
 from spieltisch.envs.hilo.engine import coins_rewards
 
 #: coins one unit of the value head is worth in the leaf score (see the module docstring)

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
-from spieltisch.agents.policy import NeuralAgent, PolicyArch, PolicyNet
+from spieltisch.agents.neural.policy import NeuralAgent, PolicyArch, PolicyNet
 
 FORMAT = "spieltisch-checkpoint"
 FORMAT_VERSION = 1

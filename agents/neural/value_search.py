@@ -12,9 +12,9 @@ learned evaluation with search. ``search=N``: the ``N``-ply minimax value of eve
 Two implementations compute that value:
 
 * :class:`ValueSearchAgent` without a leaf budget runs the compiled alpha-beta of the
-  ``alphabeta`` baseline (:mod:`spieltisch.agents.baselines_mancala`: static move ordering, a
+  ``alphabeta`` baseline (:mod:`spieltisch.agents.mancala.alphabeta`: static move ordering, a
   transposition table), with the value head evaluated in numba at the horizon
-  (:func:`~spieltisch.agents.baselines_mancala.net_leaf_evaluator`, values rounded to 1e-4).
+  (:func:`~spieltisch.agents.mancala.alphabeta.net_leaf_evaluator`, values rounded to 1e-4).
   Alpha-beta visits a small fraction of the tree: Hus at depth 7 a few thousand positions a
   move where the full tree has about 650,000 leaves.
 * :func:`searched_values` expands the *full* tree level by level on the batched engine and
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 from spieltisch.agents.base import Agent, legal_actions_of
-from spieltisch.agents.policy import PolicyNet
+from spieltisch.agents.neural.policy import PolicyNet
 
 #: a hard cap on how far ``max_leaves`` may deepen past ``depth`` (forced lines can be long)
 MAX_EXTRA_PLIES = 24
@@ -129,7 +129,7 @@ def alphabeta_searcher(
 ) -> Any:
     """The ``alphabeta`` baseline's compiled search with ``net``'s value head at the horizon
     (``tt_bits=0``: no transposition table, so values are exactly the ``depth``-ply minimax)."""
-    from spieltisch.agents.baselines_mancala import (
+    from spieltisch.agents.mancala.alphabeta import (
         MancalaSearchAgent,
         net_leaf_evaluator,
         search_kind,

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from spieltisch.agents.checkpoint import CheckpointError
+from spieltisch.agents.neural.checkpoint import CheckpointError
 from spieltisch.train.config import ConfigError, load_config
 
 

@@ -8,7 +8,7 @@ import sys
 
 from spieltisch.agents.arena import AgentFailure, evaluate, plot
 from spieltisch.envs import GAMES
-from spieltisch.train.cmd_play import add_option_argument, parse_options
+from spieltisch.train.cli.play import add_option_argument, parse_options
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from spieltisch.agents.base import Agent, legal_actions_of
-from spieltisch.agents.kalaha_solver import DEFAULT_TT_BITS, KalahaSolver
+from spieltisch.agents.kalaha.solver import DEFAULT_TT_BITS, KalahaSolver
 from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState
 
 

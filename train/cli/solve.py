@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from spieltisch.agents.kalaha_endgame import default_cache_dir
-from spieltisch.agents.kalaha_solver import (
+from spieltisch.agents.kalaha.endgame import default_cache_dir
+from spieltisch.agents.kalaha.solver import (
     DEFAULT_TT_BITS,
     KalahaSolver,
     SolveInterrupted,
@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     if args.accuracy:
-        from spieltisch.agents.kalaha_accuracy import move_accuracy
+        from spieltisch.agents.kalaha.accuracy import move_accuracy
 
         solver.progress = None
         try:

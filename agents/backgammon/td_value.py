@@ -36,8 +36,8 @@ from typing import Any
 
 import numba
 import numpy as np
-from spieltisch.agents.baselines_backgammon import BackgammonPlayAgent
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.agents.backgammon.baselines import BackgammonPlayAgent
+from spieltisch.envs.backgammon import rules as k
 
 NUM_INPUTS = 198
 NUM_OUTPUTS = 5
@@ -365,7 +365,7 @@ def params_from_tensors(arch: TDArch, tensors: dict[str, Any], where: str) -> di
 def agent_from_checkpoint(ckpt: Any, seed: int | None = None, **params: Any) -> TDValueAgent:
     """A :class:`TDValueAgent` from a loaded checkpoint (:class:`agents.checkpoint.Checkpoint`);
     ``params``: ``ply``, ``keep``."""
-    from spieltisch.agents.checkpoint import CheckpointError
+    from spieltisch.agents.neural.checkpoint import CheckpointError
 
     where = ckpt._where()
     try:

@@ -6,7 +6,7 @@ env asks for them (a turn is several env steps). Cube decisions, if the cube is 
 double, always take.
 
 * ``pubeval`` -- Tesauro's published linear evaluation ("pubeval", 1993), with its weights as
-  data (:mod:`spieltisch.agents.pubeval`, ``agents/data/pubeval.json``): the play whose
+  data (:mod:`spieltisch.agents.backgammon.pubeval`, ``agents/data/pubeval.json``): the play whose
   resulting position scores highest for the mover (first of equal scores).
 * ``gnubg`` -- GNU Backgammon's neural net through :mod:`spieltisch.envs.backgammon.gnubg_adapter`,
   0-ply by default; ``gnubg:plies=1`` (or 2) searches deeper (much slower).
@@ -21,10 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from spieltisch.agents import pubeval
+from spieltisch.agents.backgammon import pubeval
 from spieltisch.agents.base import Agent, legal_actions_of
 from spieltisch.envs.backgammon import gnubg_adapter as ga
-from spieltisch.envs.backgammon import kernels as k
+from spieltisch.envs.backgammon import rules as k
 
 
 class BackgammonPlayAgent(Agent):

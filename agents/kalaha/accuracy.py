@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.base import Agent
-from spieltisch.agents.kalaha_solver import KalahaSolver
-from spieltisch.agents.match import play_game
+from spieltisch.agents.kalaha.solver import KalahaSolver
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState

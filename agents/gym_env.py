@@ -2,7 +2,7 @@
 
 ::
 
-    from spieltisch.envs import make_gym
+    from spieltisch.agents.gym_env import make_gym
     env = make_gym("kalaha", opponents=["random"], seat="random", seed=0, pits=4, seeds=3)
     obs, info = env.reset()
     obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmax()))
@@ -193,7 +193,7 @@ class SingleAgentEnv(gym.Env):
         The PettingZoo loop: a finished game makes every agent step(None) in turn; our final
         reward is read from ``last()`` when it is our turn to leave.
         """
-        from spieltisch.agents.match import agent_input
+        from spieltisch.agents.arena.match import agent_input
 
         moves, reward = 0, 0.0
         env, raw = self._aec, self._raw

@@ -1,0 +1,94 @@
+"""Arena reports as people read them: a Markdown table and a plot of each pair's score."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from spieltisch.agents.arena.evaluation import ArenaReport
+
+
+def to_markdown(report: ArenaReport) -> str:
+    """The report as Markdown tables."""
+    lines = [
+        f"### {report.game}: {report.mode}, {report.seeds} seeds (seed {report.seed}), "
+        f"opening plies {report.opening_plies}, options {report.options or '{}'}",
+        "",
+    ]
+    if report.pairs:
+        bg = report.game == "backgammon"
+        head = "| agent | opponent | games | W / D / L | score [95% CI] | mean reward [95% CI] |"
+        if bg:
+            head += " gammons won / lost |"
+        lines += [head, "|" + "---|" * (head.count("|") - 1)]
+        for p in report.pairs:
+            row = (
+                f"| {p.agent} | {p.opponent} | {p.games} | {p.wins} / {p.draws} / {p.losses} | "
+                f"{p.score:.3f} [{p.score_low:.3f}, {p.score_high:.3f}] | "
+                f"{p.mean_reward:+.3f} [{p.reward_low:+.3f}, {p.reward_high:+.3f}] |"
+            )
+            if bg:
+                row += (
+                    f" {p.extra.get('gammon_won_rate', 0):.3f} / "
+                    f"{p.extra.get('gammon_lost_rate', 0):.3f} |"
+                )
+            lines.append(row)
+    if report.ratings:
+        lines += ["", "| agent | Elo (Bradley-Terry) [95% bootstrap CI] |", "|---|---|"]
+        for name, r in sorted(report.ratings.items(), key=lambda kv: -kv[1]["elo"]):
+            lines.append(f"| {name} | {r['elo']:+.0f} [{r['low']:+.0f}, {r['high']:+.0f}] |")
+    if report.table:
+        lines += [
+            "| agent | seats | games | W / D / L | win rate [95% CI] | mean reward [95% CI] |",
+            "|---|---|---|---|---|---|",
+        ]
+        for t in report.table:
+            lines.append(
+                f"| {t['agent']} | {t.get('seats', 1)} | {t['games']} | "
+                f"{t.get('wins', '?')} / {t.get('draws', '?')} / {t.get('losses', '?')} | "
+                f"{t['win_rate']:.3f} "
+                f"[{t['win_low']:.3f}, {t['win_high']:.3f}] | {t['mean_reward']:+.3f} "
+                f"[{t['reward_low']:+.3f}, {t['reward_high']:+.3f}] |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def plot(report: ArenaReport, path: str) -> None:
+    """A matplotlib figure: score of each pair (or rating) with its interval."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * max(1, len(report.pairs) or 3)))
+    if report.ratings:
+        names = list(report.ratings)
+        v = np.array([report.ratings[k]["elo"] for k in names])
+        err = np.array(
+            [[v[i] - report.ratings[k]["low"], report.ratings[k]["high"] - v[i]]
+             for i, k in enumerate(names)]
+        ).T  # fmt: skip
+        ax.errorbar(v, range(len(names)), xerr=np.maximum(err, 0), fmt="o")
+        ax.set_yticks(range(len(names)), names)
+        ax.set_xlabel("Elo (Bradley-Terry), 95% bootstrap CI")
+    elif report.pairs:
+        labels = [f"{p.agent} vs {p.opponent}" for p in report.pairs]
+        v = np.array([p.score for p in report.pairs])
+        err = np.array([[p.score - p.score_low, p.score_high - p.score] for p in report.pairs]).T
+        ax.errorbar(v, range(len(labels)), xerr=np.maximum(err, 0), fmt="o")
+        ax.axvline(0.5, color="grey", lw=0.5)
+        ax.set_yticks(range(len(labels)), labels)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("score (win + draw/2), 95% Wilson CI")
+    else:
+        labels = [t["agent"] for t in report.table or []]
+        v = np.array([t["win_rate"] for t in report.table or []])
+        ax.barh(range(len(labels)), v)
+        ax.set_yticks(range(len(labels)), labels)
+        ax.set_xlabel("win rate")
+    ax.set_title(f"{report.game}: {report.seeds} seeds x seat orders")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,7 @@
+"""Backgammon's agents by name, as :mod:`spieltisch.agents.registry` reads them."""
+
+from __future__ import annotations
+
+from spieltisch.agents.backgammon.baselines import AGENTS as BASELINE_AGENTS
+
+AGENTS = dict(BASELINE_AGENTS)
