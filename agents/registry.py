@@ -6,9 +6,15 @@ come from each game's agent table :data:`GAME_AGENT_TABLE`, a module that define
 
 Agent names with parameters: ``NAME:KEY=VALUE,KEY=VALUE``, e.g. ``alphabeta:depth=6`` or
 ``alphabeta:time=0.5`` or ``gnubg:plies=1``. Values are read as YAML scalars (``6`` is an int,
-``0.5`` a float, ``true`` a bool, anything else a string). The parameters are passed to the
+``0.5`` a float, ``true`` a bool, anything else a string; the parser is
+:func:`spieltisch.envs._common.options.parse_key_value`). The parameters are passed to the
 factory as keyword arguments, ``factory(game_options, seed, **params)``; a factory that takes
 none is called without them (and a name with parameters for it is an error).
+
+:func:`check_agent_name` is the one check of a name (the command line, configs and the arena
+use it), and its error lists the valid agents. Each table also holds the game's defaults for
+play, read here: ``OPENING_PLIES`` (:func:`opening_plies`) and, for a game with hidden
+information, ``HUMAN_VIEW_OPTION`` (:func:`human_view_options`).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from spieltisch.agents.base import Agent, RandomAgent
+from spieltisch.envs._common.options import parse_key_value
 
 AgentFactory = Callable[[dict[str, Any], int | None], Agent]
 
@@ -41,30 +48,44 @@ def _random(options: dict[str, Any], seed: int | None) -> Agent:
     return RandomAgent(seed)
 
 
+def _table(game: str) -> Any:
+    """The game's agent table module, ``agents/<game>/agents.py``."""
+    return importlib.import_module(GAME_AGENT_TABLE.format(game=game))
+
+
 def agent_factories(game: str) -> dict[str, AgentFactory]:
     """All agents available for ``game``, by name."""
     from spieltisch.agents.human import human_factory
 
     factories: dict[str, AgentFactory] = {"random": _random, "human": human_factory(game)}
-    factories.update(importlib.import_module(GAME_AGENT_TABLE.format(game=game)).AGENTS)
+    factories.update(_table(game).AGENTS)
     return factories
+
+
+def opening_plies(game: str) -> int:
+    """Random opening moves the arena plays for the table by default: the game table's
+    ``OPENING_PLIES`` (games without chance need some, or deterministic agents repeat one game)."""
+    return int(_table(game).OPENING_PLIES)
+
+
+def human_view_options(game: str, seat: int) -> dict[str, Any]:
+    """Env options that show a person playing ``seat`` only what that seat knows: the game
+    table's ``HUMAN_VIEW_OPTION`` set to the seat (hidden-information games), else none."""
+    option = getattr(_table(game), "HUMAN_VIEW_OPTION", None)
+    return {option: seat} if option else {}
 
 
 def parse_agent_name(spec: str) -> tuple[str, dict[str, Any]]:
     """``"alphabeta:depth=6,tt_bits=18"`` -> ``("alphabeta", {"depth": 6, "tt_bits": 18})``."""
-    import yaml
-
     name, sep, rest = spec.partition(":")
     params: dict[str, Any] = {}
     if sep:
+        what = f"the parameters of agent {spec!r}"
         for pair in rest.split(","):
-            key, eq, value = pair.partition("=")
-            key = key.strip()
-            if not eq or not key or not key.isidentifier():
-                raise ValueError(
-                    f"agent parameters are written NAME:KEY=VALUE,KEY=VALUE; got {spec!r}"
-                )
-            params[key] = yaml.safe_load(value.strip())
+            key, value = parse_key_value(pair, what)
+            if not key.isidentifier():  # they become keyword arguments
+                raise ValueError(f"{what} are named like Python identifiers, got {key!r}")
+            params[key] = value
     if not name:
         raise ValueError(f"empty agent name in {spec!r}")
     return name, params
@@ -74,26 +95,46 @@ def agent_names(game: str) -> list[str]:
     return sorted(agent_factories(game))
 
 
+def check_agent_name(spec: str, game: str, *, human: bool = True, prefixed: bool = True) -> str:
+    """The base name of the agent ``spec`` (``"alphabeta:depth=6"`` -> ``"alphabeta"``); raises
+    ValueError listing the agents of ``game`` if there is none of that name.
+
+    ``human=False`` rejects ``human`` (unattended play: training, configs). Prefixed names
+    (``pretrained:kalaha``, ``checkpoint:PATH``, see :data:`PREFIX_AGENT_MODULES`) pass here
+    and are checked when loaded; ``prefixed=False`` rejects them.
+    """
+    prefix, sep, _ = spec.partition(":")
+    if prefixed and sep and prefix in PREFIX_AGENT_MODULES:
+        return prefix
+    known = set(agent_factories(game))
+    if not human:
+        known.discard("human")
+    base = parse_agent_name(spec)[0]
+    if base not in known:
+        prefixes = ", pretrained:<game> (shipped) and checkpoint:<path> (a trained policy)"
+        raise ValueError(
+            f"unknown agent {base!r} for {game}; agents are {sorted(known)}"
+            + (prefixes if prefixed else "")
+        )
+    return base
+
+
 def make_agent(
     name: str, game: str, seed: int | None = None, game_options: dict[str, Any] | None = None
 ) -> Agent:
     """The agent called ``name`` (with parameters: ``NAME:KEY=VALUE,...``) for ``game``; raises
-    naming the agents that exist."""
+    naming the agents that exist (:func:`check_agent_name`)."""
     prefix, sep, value = name.partition(":")
     if sep and prefix in PREFIX_AGENT_MODULES:
         module = importlib.import_module(PREFIX_AGENT_MODULES[prefix])
         return module.make_prefixed_agent(prefix, value, game, seed, dict(game_options or {}))
-    factories = agent_factories(game)
-    base, params = parse_agent_name(name)
-    if base not in factories:
-        raise ValueError(
-            f"unknown agent {base!r} for {game}; agents are {sorted(factories)}, "
-            f"pretrained:<game> (shipped) and checkpoint:<path> (a trained policy)"
-        )
+    base = check_agent_name(name, game)
+    params = parse_agent_name(name)[1]
+    factory = agent_factories(game)[base]
     if not params:
-        return factories[base](dict(game_options or {}), seed)
+        return factory(dict(game_options or {}), seed)
     try:
-        return factories[base](dict(game_options or {}), seed, **params)
+        return factory(dict(game_options or {}), seed, **params)
     except TypeError as err:
         raise ValueError(
             f"agent {base!r} does not take parameters {sorted(params)}: {err}"

@@ -1,20 +1,70 @@
-"""Helpers shared by the benchmark scripts: machine facts, interleaved timing, result files."""
+"""Helpers shared by the benchmark scripts: the common options, interleaved timing, result files.
+
+Every script takes ``--quick`` (a smoke run: tiny sizes, a few seconds; tests/test_benchmarks.py
+runs each this way) and ``--results-dir`` (where its results go: by default
+``benchmarks/results/`` for a full run, nowhere for a quick one, so that smoke numbers never
+replace the recorded ones).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-from spieltisch.agents.arena.provenance import machine_info
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def machine() -> dict:
-    """What the numbers were measured on (see ``spieltisch.agents.arena.provenance``)."""
-    return machine_info()
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--quick`` and ``--results-dir`` to a script's ``parser``."""
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: tiny sizes (overriding the size options), a few seconds",
+    )
+    parser.add_argument(
+        "--results-dir",
+        type=Path,
+        help=f"write the results here (default: {RESULTS} for a full run, nowhere for --quick)",
+    )
+
+
+def shrink_if_quick(args: argparse.Namespace, **sizes: Any) -> None:
+    """In a ``--quick`` run, set the options named in ``sizes`` to their tiny values."""
+    if args.quick:
+        for name, value in sizes.items():
+            setattr(args, name, value)
+
+
+def results_dir(args: argparse.Namespace) -> Path | None:
+    """Where this run writes its results (see the module docstring); None: nowhere."""
+    if args.results_dir is not None:
+        return args.results_dir
+    return None if args.quick else RESULTS
+
+
+def result_path(args: argparse.Namespace, filename: str) -> Path | None:
+    """``filename`` in :func:`results_dir`, or None when this run writes nothing."""
+    directory = results_dir(args)
+    return None if directory is None else directory / filename
+
+
+def write_text(path: Path | None, text: str) -> None:
+    """Write ``text`` to ``path`` (making its folder); nothing when ``path`` is None."""
+    if path is None:
+        print("(a --quick run without --results-dir: nothing written)")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"wrote {path}")
+
+
+def write_json(path: Path | None, data: Any) -> None:
+    """Write ``data`` as indented JSON to ``path`` (see :func:`write_text`)."""
+    write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 def interleaved(runs: dict[str, Callable[[], int]], rounds: int) -> dict[str, dict[str, float]]:
@@ -33,8 +83,7 @@ def interleaved(runs: dict[str, Callable[[], int]], rounds: int) -> dict[str, di
     }
 
 
-def write_results(name: str, results: dict, markdown: str) -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / f"{name}.md").write_text(markdown)
-    print(f"\nwrote {RESULTS / (name + '.json')} and {RESULTS / (name + '.md')}")
+def write_results(args: argparse.Namespace, name: str, results: dict, markdown: str) -> None:
+    """``<name>.json`` and ``<name>.md`` in :func:`results_dir`."""
+    write_json(result_path(args, f"{name}.json"), results)
+    write_text(result_path(args, f"{name}.md"), markdown)

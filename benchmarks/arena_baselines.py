@@ -2,23 +2,22 @@
 
 Usage::
 
-    python benchmarks/arena_baselines.py [--scale 1.0] [--workers 2] [--games kalaha hus ...]
+    python benchmarks/arena_baselines.py [--scale 1.0] [--workers 2] [--games kalaha hus ...] [--quick]
 
 Writes ``benchmarks/results/arena_baselines.json`` and ``.md`` (one section per game: pairs with
 Wilson score intervals and paired mean-reward intervals, Bradley-Terry Elo with bootstrap
-intervals). Sizes are modest (the machine is shared); ``--scale`` multiplies the seeds.
+intervals). Sizes are modest (the machine is shared); ``--scale`` multiplies the seeds
+(``--quick``: one seed, one worker, HiLo and backgammon only).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import pathlib
 import time
 
+from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
 from spieltisch.agents.arena import evaluate, machine_info
-
-RESULTS = pathlib.Path(__file__).parent / "results"
 
 #: game -> (agents, seeds, opening plies)
 PLAN = {
@@ -36,7 +35,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--games", nargs="+", default=list(PLAN))
+    add_run_options(ap)
     args = ap.parse_args()
+    # Kalaha's and Hus's baselines are alpha-beta searches, which compile for half a minute
+    shrink_if_quick(args, scale=0.0, workers=1, games=["hilo", "backgammon"])
     sections = []
     reports = {}
     for game in args.games:
@@ -61,10 +63,10 @@ def main() -> None:
         " Kalaha and Hus start with random opening plies (the same for both orders).\n\n"
         + "\n".join(sections)
     )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "arena_baselines.md").write_text(text)
-    (RESULTS / "arena_baselines.json").write_text(
-        json.dumps({"command": cmd, "machine": machine_info(), "games": reports}, indent=2)
+    write_text(result_path(args, "arena_baselines.md"), text)
+    write_json(
+        result_path(args, "arena_baselines.json"),
+        {"command": cmd, "machine": machine_info(), "games": reports},
     )
 
 

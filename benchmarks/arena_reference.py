@@ -2,7 +2,7 @@
 
 Published: about +0.63 points per game for gnubg 0-ply against pubeval. Usage::
 
-    python benchmarks/arena_reference.py --seeds 2500 --workers 2
+    python benchmarks/arena_reference.py --seeds 2500 --workers 2 [--quick]
 
 plays ``2 * seeds`` games (each seed with both seat orders, the same dice) and writes
 ``benchmarks/results/arena_gnubg_pubeval.json`` and ``.md``.
@@ -11,12 +11,11 @@ plays ``2 * seeds`` games (each seed with both seat orders, the same dice) and w
 from __future__ import annotations
 
 import argparse
-import pathlib
 import time
 
+from _common import add_run_options, result_path, shrink_if_quick, write_text
 from spieltisch.agents.arena import evaluate
 
-RESULTS = pathlib.Path(__file__).parent / "results"
 PUBLISHED = 0.63
 
 
@@ -25,7 +24,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=2500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
+    add_run_options(ap)
     args = ap.parse_args()
+    shrink_if_quick(args, seeds=2, workers=1)
     t = time.perf_counter()
     report = evaluate(
         "backgammon", ["gnubg", "pubeval"], args.seeds, args.seed, "pair",
@@ -43,9 +44,8 @@ def main() -> None:
         f"--seed {args.seed} --workers {args.workers}\n"
     )
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "arena_gnubg_pubeval.json").write_text(report.to_json())
-    (RESULTS / "arena_gnubg_pubeval.md").write_text(text)
+    write_text(result_path(args, "arena_gnubg_pubeval.json"), report.to_json())
+    write_text(result_path(args, "arena_gnubg_pubeval.md"), text)
 
 
 if __name__ == "__main__":

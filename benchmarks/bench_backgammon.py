@@ -4,7 +4,7 @@ move generator (``gnubg_nn.moves``); our batched engine on 2 threads; and the ti
 legal-play generation against gnubg's (CPU time, best of interleaved passes).
 
     python benchmarks/bench_backgammon.py [--seconds 3] [--rounds 3] [--batch 2048]
-        [--out benchmarks/results/backgammon.json]
+        [--out benchmarks/results/backgammon.json] [--quick]
 
 Every contender plays uniformly random games: ours and the gnubg loop choose uniformly among
 the distinct legal plays (resulting positions) of each roll, OpenSpiel among its legal actions
@@ -23,7 +23,6 @@ peer, batched engine on 2 cores >= 3x that peer.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from _common import add_run_options, result_path, shrink_if_quick, write_json
 from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import gnubg_adapter as ga
@@ -196,7 +196,7 @@ def batch_games(num_games: int, threads: int, seconds: float, mode: str, seed: i
     """The batched engine in steady state for ``seconds``: every step each unfinished game
     makes one random decision (``mode`` "plays": ``step_random_plays``, a whole play per turn;
     "moves": ``step`` with ``sample_random_actions``, one checker move per step), and finished
-    games are counted and restarted (``reset(terminal)``), as a self-play loop would."""
+    games are counted and restarted (``reset(games=terminal)``), as a self-play loop would."""
     game = BackgammonGame()
     rng = np.random.default_rng(seed)
     batch = BackgammonBatch(game, num_games, seed=rng, threads=threads)
@@ -215,7 +215,7 @@ def batch_games(num_games: int, threads: int, seconds: float, mode: str, seed: i
         done = batch.terminal
         if done.any():
             games += int(done.sum())
-            batch.reset(done)
+            batch.reset(games=done)
     wall = time.perf_counter() - start
     return {
         "games": games,
@@ -312,10 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=2048, help="games in the batch")
     parser.add_argument("--threads", type=int, default=2, help="threads of the batched engine")
     parser.add_argument("--positions", type=int, default=3000, help="for the generation timing")
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "backgammon.json"
-    )
+    parser.add_argument("--out", type=Path, help="default: backgammon.json in --results-dir")
+    add_run_options(parser)
     args = parser.parse_args(argv)
+    shrink_if_quick(args, seconds=0.05, rounds=1, batch=64, positions=50)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
 
     contenders = {
@@ -406,8 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, t in targets.items():
         print(f"  target {name}: >= {t['target']}x, measured {t['measured']:.2f}x, met: {t['met']}")
     print(f"  load average: {result['machine']['load_average']}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out or result_path(args, "backgammon.json"), result)
     return 0
 
 

@@ -1,7 +1,7 @@
 """HiLo speed: random games per second (single-game API and batched engine, 2 and 4 players) and
 AEC steps per second of ``hilo_v0`` next to PettingZoo's ``connect_four_v3``, in one run.
 
-    python benchmarks/bench_hilo.py [--seconds 3] [--batch 4096] [--out results/hilo.json]
+    python benchmarks/bench_hilo.py [--seconds 3] [--batch 4096] [--out results/hilo.json] [--quick]
 
 Random agents everywhere (uniform over the legal actions). Prints the numbers and writes them with
 the machine's description to JSON. Timings on a shared machine are noisy: compare runs made at
@@ -11,12 +11,12 @@ the same time.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import add_run_options, result_path, shrink_if_quick, write_json
 from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.hilo import HiLoGame
 from spieltisch.envs.hilo.batch import HiLoBatch
@@ -99,10 +99,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     parser.add_argument("--batch", type=int, default=4096, help="games per batch")
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).with_name("results") / "hilo.json"
-    )
+    parser.add_argument("--out", type=Path, help="default: hilo.json in --results-dir")
+    add_run_options(parser)
     args = parser.parse_args()
+    shrink_if_quick(args, seconds=0.05, batch=64)
 
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     try:
@@ -144,9 +144,7 @@ def main() -> int:
     results["machine"]["load_average_after"] = (
         list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"written to {args.out}")
+    write_json(args.out or result_path(args, "hilo.json"), results)
     return 0
 
 

@@ -1,8 +1,9 @@
 """Benchmark of the Kalaha solver: published values, time and nodes; agents' move accuracy.
 
 Run: ``nice -n 10 python benchmarks/bench_kalaha_solver.py`` (add ``--boards 6,4`` to skip
-Kalah(6,5), which takes much longer). Results go to ``benchmarks/results/kalaha_solver.json`` and
-a readable ``kalaha_solver.md`` next to it.
+Kalah(6,5), which takes much longer; ``--quick``: a smoke run on Kalah(4,3) with small databases).
+Results go to ``benchmarks/results/kalaha_solver.json`` and a readable ``kalaha_solver.md`` next
+to it.
 
 1. Solves the starting position of Kalah(6,4) and Kalah(6,5) under both rule sets with
    ``spieltisch solve --time-limit`` in a child process (a solve stopped by the limit reports
@@ -13,12 +14,13 @@ a readable ``kalaha_solver.md`` next to it.
    from the cache directory; build them first (``spieltisch solve kalaha --db-stones 26`` or
    any solve) so that their build time is not counted. Rows of runs made in parallel (one rule
    set each, ``--output`` to separate files) are combined with ``--merge``.
-2. Plays the ``perfect`` agent as first player on Kalah(6,4) against ``random`` and a greedy
-   baseline: it must never lose (its margin is at least the game value).
+2. Plays the ``perfect`` agent as first player on Kalah(6,4) (``--perfect-board``) against
+   ``random`` and a greedy baseline: it must never lose (its margin is at least the game value).
 3. Move accuracy (share of optimal moves, mean loss per move) on Kalah(6,4) goki positions from
    games against ``random`` and self-play of ``random``, ``greedy`` and ``alphabeta`` at depths
-   2 to 8 (``--agents``), and of the shipped ``pretrained:kalaha`` on Kalah(6,6) goki (what it
-   was trained on) in positions with at most ``--max-stones`` stones left.
+   2 to 8 (``--agents``; all positions, or those with at most ``--accuracy-max-stones`` stones
+   left), and of the shipped ``pretrained:kalaha`` on Kalah(6,6) goki (what it was trained on)
+   in positions with at most ``--max-stones`` stones left.
 
 There is no peer solver to run side by side (OpenSpiel has no Kalah solver); the reference is the
 published values. Timings on a shared machine are noisy: CPU seconds are recorded too.
@@ -40,6 +42,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from _common import add_run_options, result_path, shrink_if_quick
 from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.base import Agent
 from spieltisch.agents.kalaha.accuracy import move_accuracy
@@ -51,7 +54,6 @@ from spieltisch.envs import make
 from spieltisch.envs.kalaha.engine import KalahaGame
 
 PUBLISHED = {(6, 4, "goki"): 10, (6, 4, "standard"): 8, (6, 5, "goki"): 12, (6, 5, "standard"): 10}
-RESULTS = Path(__file__).parent / "results" / "kalaha_solver.json"
 ACCURACY_AGENTS = (
     "random",
     "greedy",
@@ -80,6 +82,8 @@ class Greedy(Agent):
 
 
 def save(args: argparse.Namespace, results: dict) -> None:
+    if args.output is None:  # a --quick run without --results-dir writes nothing
+        return
     args.output.parent.mkdir(parents=True, exist_ok=True)
     data = {"machine": machine(), "settings": settings(args), **results}
     args.output.write_text(json.dumps(data, indent=2) + "\n")
@@ -125,8 +129,8 @@ def solve_in_subprocess(
     """``spieltisch solve --json --time-limit`` in a child process: it stops itself at the limit
     and reports the bounds proven by then (killed only if it overruns by a minute)."""
     cmd = [
-        sys.executable, "-c", "import sys; from spieltisch.train.cli import main; sys.exit(main())",
-        "solve", "kalaha", "--pits", str(pits), "--seeds", str(seeds), "--rules", rules,
+        sys.executable, "-m", "spieltisch.train.cli", "solve", "kalaha",
+        "--pits", str(pits), "--seeds", str(seeds), "--rules", rules,
         "--db-stones", str(db_stones), "--tt-bits", str(tt_bits(args, pits, seeds)),
         "--time-limit", str(args.time_limit), "--progress-interval", str(args.progress_interval),
         "--json",
@@ -231,7 +235,7 @@ def solve_boards(args: argparse.Namespace, results: dict) -> None:
                 (rows if row["value"] is not None else results["not_reached"]).append(row)
                 print(f"  {row}")
                 save(args, results)  # partial results survive an interrupted run
-            if args.perfect_games and (pits, seeds) == (6, 4):
+            if args.perfect_games and board == args.perfect_board:
                 game = KalahaGame(pits, seeds, rules)
                 solver = KalahaSolver(
                     game, db_stones=min(args.db_stones), cache_dir=args.cache_dir, tt_bits=22
@@ -266,8 +270,9 @@ def accuracy(args: argparse.Namespace) -> list[dict]:
     rows = []
     for name in args.agents:
         report = move_accuracy(
-            name, game, games=args.accuracy_games, opponents=["random"], solver=solver, seed=1
-        )
+            name, game, games=args.accuracy_games, opponents=["random"], solver=solver, seed=1,
+            max_stones=args.accuracy_max_stones,
+        )  # fmt: skip
         print(report.summary())
         rows.append(report.as_dict())
     return rows
@@ -403,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         "parallel): their solve rows replace those of the same board, rules and database",
     )
     p.add_argument("--cache-dir", default=None, help=f"default {default_cache_dir()}")
-    p.add_argument("--perfect-games", type=int, default=2, help="per opponent, on Kalah(6,4)")
+    p.add_argument("--perfect-games", type=int, default=2, help="per opponent")
+    p.add_argument("--perfect-board", default="6,4", help="PITS,SEEDS of the perfect agent's games")
     p.add_argument(
         "--agents",
         nargs="*",
@@ -417,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
         help="accuracy of the shipped agent on Kalah(6,6) goki (pass nothing to skip)",
     )
     p.add_argument("--max-stones", type=int, default=30, help="Kalah(6,6): judged positions")
+    p.add_argument(
+        "--accuracy-max-stones", type=int, help="Kalah(6,4): judged positions (default all)"
+    )
     p.add_argument("--accuracy-games", type=int, default=4, help="per opponent")
     p.add_argument("--skip-solve", action="store_true", help="solve nothing")
     p.add_argument(
@@ -426,13 +435,21 @@ def main(argv: list[str] | None = None) -> int:
         "and rules, accuracy is replaced only if measured",
     )
     p.add_argument("--skip-accuracy", action="store_true")
-    p.add_argument("--output", type=Path, default=RESULTS)
+    p.add_argument("--output", type=Path, help="default: kalaha_solver.json in --results-dir")
     p.add_argument("--note", default="", help="recorded with the settings")
+    add_run_options(p)
     args = p.parse_args(argv)
+    # no alpha-beta agents in a quick run: their search compiles for half a minute
+    shrink_if_quick(
+        args, boards=["4,3"], rules=["goki"], db_stones=[8], tt_bits=16, time_limit=60,
+        perfect_games=1, perfect_board="4,3", agents=["random"], accuracy_games=1,
+        accuracy_max_stones=10, pretrained=[],
+    )  # fmt: skip
+    args.output = args.output or result_path(args, "kalaha_solver.json")
 
     t0 = time.perf_counter()
     results: dict = {"solve": [], "not_reached": []}
-    if args.keep and args.output.exists():
+    if args.keep and args.output is not None and args.output.exists():
         old = json.loads(args.output.read_text())
         results.update({k: v for k, v in old.items() if k not in ("machine", "settings")})
     for other in args.merge:
@@ -460,7 +477,8 @@ def main(argv: list[str] | None = None) -> int:
             results["accuracy_pretrained_kalah_6_6_goki"] = pre
     results["total_seconds"] = round(time.perf_counter() - t0, 1)
     save(args, results)
-    print(f"wrote {args.output} and {args.output.with_suffix('.md')}")
+    if args.output is not None:
+        print(f"wrote {args.output} and {args.output.with_suffix('.md')}")
     bad = [r for r in results["solve"] if r["matches_published"] is False]
     lost = [
         r for r in results["solve"] for v in r.get("perfect_first_player", {}).values() if v["lost"]

@@ -1,7 +1,7 @@
 """Kalaha and Hus speed, side by side with their peers in one run, plus a soak of random games.
 
     python benchmarks/bench_mancala.py            # full run (several minutes)
-    python benchmarks/bench_mancala.py --quick    # a smoke run
+    python benchmarks/bench_mancala.py --quick    # a smoke run (writes nothing)
 
 Measured (random legal moves everywhere, contenders interleaved round by round so they share the
 machine's conditions):
@@ -27,17 +27,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import interleaved, machine, write_results
+from _common import add_run_options, interleaved, write_results
+from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.envs import hus_v0, kalaha_v0
 from spieltisch.envs.hus import HusGame
 from spieltisch.envs.hus.batch import HusBatch
-from spieltisch.envs.hus.engine import observation_index
 from spieltisch.envs.kalaha import KalahaGame
 from spieltisch.envs.kalaha.batch import KalahaBatch
 
 HUS_MAX_TURNS = 1000
-# Board indices of the mover's 16 pits in action order, per seat (from the env's observation).
-OWN_PITS_INDEX = np.stack([observation_index(seat)[:16] for seat in (0, 1)])
 
 
 def kalaha_single(game: KalahaGame, games: int, rng: random.Random) -> int:
@@ -133,9 +131,9 @@ def soak_hus(game: HusGame, games: int, batch_size: int, seed: int) -> dict:
         steps = 0
         while not batch.terminal.all() and steps < HUS_MAX_TURNS:
             live = ~batch.terminal
-            # legal pits recomputed from the board, through the env's observation layout
-            own_index = OWN_PITS_INDEX[batch.current_player]
-            own_pits = np.take_along_axis(batch.boards, own_index, axis=1)
+            # legal pits recomputed from the board, through the env's observation (the mover's
+            # 16 pits in action order come first)
+            own_pits = batch.observe()[0][:, :16]
             assert np.array_equal(batch.legal_mask[live], (own_pits[live] >= 2).astype(np.int8))
             moves += int(live.sum())
             batch.step(batch.sample_random_actions(rng))
@@ -157,17 +155,17 @@ def soak_hus(game: HusGame, games: int, batch_size: int, seed: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a short smoke run")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
     parser.add_argument("--soak-games", type=int, default=100_000, help="games per soak")
+    add_run_options(parser)
     args = parser.parse_args()
-    rounds = 2 if args.quick else args.rounds
-    soak_games = 2_048 if args.quick else args.soak_games
-    scale = 0.1 if args.quick else 1.0
+    rounds = 1 if args.quick else args.rounds
+    soak_games = 64 if args.quick else args.soak_games
+    scale = 0.01 if args.quick else 1.0
     import pyspiel
     from pettingzoo.classic import connect_four_v3
 
-    results: dict = {"machine": machine()}
+    results: dict = {"machine": machine_info()}
     py_rng = random.Random(0)
     np_rng = np.random.default_rng(0)
 
@@ -264,7 +262,7 @@ def main() -> None:
     h = results["hus"]
     md = f"""# Kalaha and Hus benchmark
 
-Measured by `python benchmarks/bench_mancala.py` on {results["machine"]["cpu"]} ({results["machine"]["cpu_count"]} cores), {results["machine"]["date"]}, git {results["machine"]["git_revision"]}; load average at start {results["machine"]["load_average_at_start"]}. Contenders interleaved over {rounds} rounds.
+Measured by `python benchmarks/bench_mancala.py` on {results["machine"]["cpu"]} ({results["machine"]["cpu_count"]} cores), {results["machine"]["date"]}, git {results["machine"]["git_revision"]}; load average at start {results["machine"]["load_average"]}. Contenders interleaved over {rounds} rounds.
 
 | Kalaha standard 6x4, random games | games/s | vs OpenSpiel |
 |---|---:|---:|
@@ -295,8 +293,7 @@ Soak (random games through the batched engines, every invariant checked after ev
 """
     print()
     print(md)
-    if not args.quick:
-        write_results("mancala", results, md)
+    write_results(args, "mancala", results, md)
 
 
 if __name__ == "__main__":

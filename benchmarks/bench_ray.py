@@ -1,6 +1,6 @@
 """Rollout throughput of Ray rollout workers against single-process self-play, and the learner.
 
-    python benchmarks/bench_ray.py [--game kalaha] [--games 256] [--rounds 3]
+    python benchmarks/bench_ray.py [--game kalaha] [--games 256] [--rounds 3] [--quick]
 
 Measures, interleaved round by round so every contender sees the same machine load:
 
@@ -25,11 +25,18 @@ from typing import Any
 
 import numpy as np
 import torch
-from _common import machine, write_results
+from _common import add_run_options, shrink_if_quick, write_results
+from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.train.config import build_config
-from spieltisch.train.ppo import Rollout, TrainerState, make_arch, play_iteration, pool_opponents
+from spieltisch.train.ppo import (
+    Rollout,
+    TrainerState,
+    make_arch,
+    make_games,
+    play_iteration,
+    pool_opponents,
+)
 from spieltisch.train.ray_ppo import RayCollector, init_ray
-from spieltisch.train.selfplay_games import make_batched_game
 
 
 def bench_config(game: str, games: int, run_dir: str) -> Any:
@@ -54,7 +61,7 @@ class LocalCollector:
 
     def __init__(self, cfg: Any) -> None:
         self.cfg = cfg
-        self.games = make_batched_game(cfg.game, cfg.game_options, cfg.num_games)
+        self.games = make_games(cfg.game, cfg.game_options, cfg.num_games)
 
     def __call__(self, net: Any, state: TrainerState) -> Rollout:
         opponents = pool_opponents(net.arch, state.pool, [])
@@ -108,14 +115,16 @@ def main() -> None:
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--learner-iterations", type=int, default=4)
     p.add_argument("--note", default="", help="a note stored with the results (machine load)")
+    add_run_options(p)
     args = p.parse_args()
+    shrink_if_quick(args, games=8, rounds=1, workers=[1], learner_iterations=1)
     torch.set_num_threads(1)
     load_before = os.getloadavg()
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = bench_config(args.game, args.games, tmp)
         torch.manual_seed(0)
-        games = make_batched_game(cfg.game, cfg.game_options, 1)
+        games = make_games(cfg.game, cfg.game_options, 1)
         from spieltisch.agents.neural.policy import PolicyNet
 
         net = PolicyNet(make_arch(cfg, games))
@@ -196,7 +205,7 @@ def main() -> None:
         "games_per_iteration": args.games,
         "hidden": cfg.hidden,
         "rounds": args.rounds,
-        "machine": machine(),
+        "machine": machine_info(),
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
         "note": args.note,
@@ -256,7 +265,7 @@ shrink.
 decisions/s unless the learner gets more threads (`torch_threads`) or a GPU.
 """
     print(md)
-    write_results(f"ray_{args.game}", results, md)
+    write_results(args, f"ray_{args.game}", results, md)
 
 
 if __name__ == "__main__":

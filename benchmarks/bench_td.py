@@ -3,7 +3,7 @@
 algorithm and net (:mod:`spieltisch.train.td_reference`, the peer).
 
     python benchmarks/bench_td.py [--hidden 80] [--rounds 3] [--seconds 10]
-        [--out benchmarks/results/bench_td.json]
+        [--out benchmarks/results/bench_td.json] [--quick]
 
 Both learn from the same initial weights (seed 0) with the same step size and lambda, in
 interleaved rounds of ``--seconds`` each, and keep learning across rounds (each its own copy of
@@ -17,12 +17,12 @@ TD implementations reach about 20,000.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import add_run_options, result_path, shrink_if_quick, write_json
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.agents.backgammon import td_value as tv
 from spieltisch.envs.backgammon import rules as k
@@ -37,8 +37,10 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--lam", type=float, default=0.7)
-    ap.add_argument("--out", default="benchmarks/results/bench_td.json")
+    ap.add_argument("--out", type=Path, help="default: bench_td.json in --results-dir")
+    add_run_options(ap)
     args = ap.parse_args()
+    shrink_if_quick(args, hidden=8, rounds=1, seconds=0.2)
 
     arch = tv.TDArch(hidden=args.hidden)
     fast = tv.init_params(arch, np.random.default_rng(0))
@@ -115,10 +117,7 @@ def main() -> None:
         "machine": machine_info(),
         "note": "one trainer thread; timings on a shared 2-core machine are noisy (see load)",
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out}")
+    write_json(args.out or result_path(args, "bench_td.json"), result)
 
 
 if __name__ == "__main__":

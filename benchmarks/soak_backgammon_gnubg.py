@@ -1,7 +1,7 @@
 """Soak test: our backgammon move generator against GNU Backgammon's on many positions.
 
     python benchmarks/soak_backgammon_gnubg.py [--positions 100000] [--seed 7]
-        [--out benchmarks/results/backgammon_gnubg_soak.json]
+        [--out benchmarks/results/backgammon_gnubg_soak.json] [--quick]
 
 Positions come from random games (uniform over the distinct legal plays, fixed seed); for each
 position and each of the 21 distinct rolls, the set of positions after our legal plays must equal
@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from _common import add_run_options, result_path, shrink_if_quick, write_json
 from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import gnubg_adapter as ga
@@ -28,11 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path(__file__).parent / "results" / "backgammon_gnubg_soak.json",
+        "--out", type=Path, help="default: backgammon_gnubg_soak.json in --results-dir"
     )
+    add_run_options(parser)
     args = parser.parse_args(argv)
+    shrink_if_quick(args, positions=100)
     start = time.perf_counter()
     boards, turns = ga.random_positions(args.positions, args.seed, BackgammonGame())
     collected = time.perf_counter() - start
@@ -57,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
     }
     print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out or result_path(args, "backgammon_gnubg_soak.json"), result)
     return 0 if verdict == "all equal" else 1
 
 

@@ -71,3 +71,29 @@ def legal_plays(
     positions = {(tuple(m), tuple(o)) for _, m, o in chosen}
     firsts = {seq[0] for seq, _, _ in chosen if seq}
     return positions, firsts, longest
+
+
+def observation(
+    me: list[int],
+    op: list[int],
+    dice: list[int],
+    acts: bool,
+    cube: tuple[int, bool, bool, bool] | None = None,
+) -> list[float]:
+    """The observation of the side ``me`` (table in ``backgammon_v0``'s docstring), written out
+    entry by entry: ``dice`` are the dice left to play, ``acts`` whether this side acts now,
+    ``cube`` (cube games only) is (value, this side owns it, the opponent owns it, a double is
+    pending)."""
+    obs = [0.0] * (59 if cube is None else 63)
+    for point in range(1, 25):
+        obs[point - 1] = float(me[point - 1])  # my checkers on my point `point`
+        obs[24 + point - 1] = float(op[24 - point])  # my point p is the opponent's 25 - p
+    obs[48], obs[49] = float(me[24]), float(op[24])  # bars
+    obs[50], obs[51] = float(me[25]), float(op[25])  # borne off
+    for die in dice:
+        obs[52 + die - 1] += 1.0
+    obs[58] = 1.0 if acts else 0.0
+    if cube is not None:
+        value, mine, theirs, pending = cube
+        obs[59:63] = [float(value), float(mine), float(theirs), float(pending)]
+    return obs

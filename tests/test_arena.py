@@ -168,7 +168,7 @@ def test_record_eval_keys_pairs_and_tables() -> None:
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "record_eval.py"
+    path = Path(__file__).resolve().parents[1] / "release" / "record_eval.py"
     spec = importlib.util.spec_from_file_location("record_eval", path)
     record_eval = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(record_eval)

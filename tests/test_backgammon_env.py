@@ -6,8 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+from backgammon_reference import observation as reference_observation
 from pettingzoo.test import api_test, render_test, seed_test
-from spieltisch.envs import backgammon_v0, make
+from spieltisch.envs import backgammon_v0, make, make_batch
 from spieltisch.envs._common.errors import IllegalActionError
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import action_of
@@ -67,6 +68,48 @@ def test_observation_of_the_start_line_by_line():
     assert not env.observe("player_1")["action_mask"].any()
     mask = env.observe("player_0")["action_mask"]
     assert set(np.flatnonzero(mask)) == {30, 32, 42, 44, 74, 138, 140}
+
+
+@pytest.mark.parametrize("cube", [False, True])
+def test_observation_kernel_equals_a_plain_reference_on_random_positions(cube):
+    """The one observation kernel (``rules.observe``), through the env and through the batch,
+    equals the docstring's table written out in plain Python, for both seats of random
+    positions (every phase a batch shows, finished games included)."""
+    num_games = 16
+    batch = make_batch("backgammon", num_games, seed=3, cube=cube)
+    env = make("backgammon", cube=cube).unwrapped
+    env.reset(seed=0)
+    rng = np.random.default_rng(4)
+    phases = set()
+
+    def expected(state, seat: int) -> list[float]:
+        value, owner = state.cube()
+        cube_fields = (value, owner == seat, owner == 1 - seat, state.phase == k.PH_TAKE)
+        acts = state.current_player == seat and not state.is_terminal()
+        return reference_observation(
+            state.side(seat).tolist(),
+            state.side(1 - seat).tolist(),
+            list(state.dice()),
+            acts,
+            cube_fields if cube else None,
+        )
+
+    while True:
+        viewers = rng.integers(0, 2, size=num_games)
+        seen = batch.observations(viewers)
+        movers_view, _ = batch.observe()
+        for g in range(num_games):
+            state = batch.state(g)
+            phases.add(state.phase)
+            env.state = state
+            for seat in (0, 1):
+                assert env._observation(seat).tolist() == expected(state, seat)
+            assert seen[g].tolist() == expected(state, int(viewers[g]))
+            assert movers_view[g].tolist() == expected(state, state.current_player)
+        if batch.terminal.all():
+            break
+        batch.step(batch.sample_random_actions(rng))
+    assert {k.PH_MOVE, k.PH_OVER} | ({k.PH_CUBE, k.PH_TAKE} if cube else set()) <= phases
 
 
 def test_bar_and_borne_off_in_the_observation():

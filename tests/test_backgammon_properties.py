@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from backgammon_reference import legal_plays as reference_plays
+from spieltisch.envs import make_batch
 from spieltisch.envs.backgammon import BackgammonGame, BackgammonState
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.batch import BackgammonBatch
@@ -247,7 +248,7 @@ def test_batch_masks_after_whole_play_steps_equal_the_single_game_masks():
             batch.step_random_plays()  # the masks are then computed when next read
         if step % 7 == 3:
             kept = batch.states[1::2].copy()
-            batch.reset(np.arange(0, 40, 2))  # restart the even games, the odd ones play on
+            batch.reset(games=np.arange(0, 40, 2))  # restart the even games, the odd ones play on
             assert np.array_equal(batch.states[1::2], kept)
             assert (batch.states[0::2, k.M_TURNS] == 0).all()  # just after the opening roll
             assert (batch.states[0::2, k.M_PHASE] == k.PH_MOVE).all()
@@ -267,3 +268,31 @@ def test_batch_play_random_ends_every_game_and_does_not_depend_on_threads():
         assert one.state(g).is_terminal()
         assert one.returns()[g, one.state(g).winner()] == one.state(g).points()
     assert not one.legal_mask.any()
+
+
+def test_batch_seeds_options_and_rewards():
+    # reset(seed=generator) draws one 63-bit number from it to seed the batch's own generator.
+    batch = make_batch("backgammon", 12, seed=0)
+    batch.reset(seed=np.random.default_rng(5))
+    by_hand = BackgammonBatch(GAME, 12, seed=0, threads=1)
+    by_hand.rng = np.random.default_rng(int(np.random.default_rng(5).integers(0, 2**63)))
+    by_hand.reset()
+    assert np.array_equal(batch.states, by_hand.states)
+    batch.reset(seed=7)
+    assert np.array_equal(batch.states, BackgammonBatch(GAME, 12, seed=7).states)
+    with pytest.raises(TypeError, match="seed"):
+        batch.reset(np.arange(3))  # games are passed by name: reset(games=...)
+    # Rewards as the env's option: points (the default) or their sign.
+    wins = make_batch("backgammon", 40, seed=1, reward="win")
+    wins.play_random()
+    points = wins.points()
+    assert set(np.abs(points).ravel().tolist()) <= {1.0, 2.0, 3.0}
+    assert np.array_equal(wins.returns(), np.sign(points))
+    assert (np.abs(points) > 1).any()  # some gammons, so the two modes differ
+    cube = make_batch("backgammon", 3, cube=True, max_cube=8, max_turns=50)
+    assert cube.observation_shape == (k.OBS_SIZE_CUBE,) and cube.num_actions == k.NUM_ACTIONS_CUBE
+    assert cube.observe()[0].shape == (3, k.OBS_SIZE_CUBE)
+    with pytest.raises(ValueError, match="unknown backgammon option"):
+        make_batch("backgammon", 2, pits=4)
+    with pytest.raises(ValueError, match="reward"):
+        make_batch("backgammon", 2, reward="coins")

@@ -13,8 +13,10 @@ import pickle
 
 import numpy as np
 import pytest
+from spieltisch.envs import make_batch
 from spieltisch.envs.hilo import HiLoGame
 from spieltisch.envs.hilo.batch import HiLoBatch
+from spieltisch.envs.hilo.engine import coins_rewards
 
 NUM_GAMES = 1000
 MAX_STEPS = 3000  # random games take about 80-150 actions; this bound is never reached
@@ -109,3 +111,27 @@ def test_clone_is_independent():
         x.apply(a)
         y.apply(a)
     assert x == y
+
+
+def test_batch_seeds_options_and_rewards():
+    game = HiLoGame(3)
+    # reset(seed=generator): one draw per game seeds that game, as new_initial_state(generator)
+    batch = make_batch("hilo", 5, seed=0, num_players=3, reward="coins", max_turns=100)
+    batch.reset(seed=np.random.default_rng(8))
+    gen = np.random.default_rng(8)
+    assert [batch.state(g) for g in range(5)] == [game.new_initial_state(gen) for _ in range(5)]
+    batch.reset(seed=4)
+    assert np.array_equal(batch.states, HiLoBatch(game, 5, seed=4).states)
+    with pytest.raises(TypeError, match="seed"):
+        batch.reset(np.arange(2))  # games are passed by name: reset(games=...)
+    rng = np.random.default_rng(1)
+    while not batch.terminal.all():
+        batch.step(batch.sample_random_actions(rng))
+    for g in range(5):
+        np.testing.assert_allclose(batch.returns()[g], coins_rewards(batch.state(g).coins()))
+    batch.reward = "win"
+    assert [tuple(r) for r in batch.returns()] == [batch.state(g).returns() for g in range(5)]
+    with pytest.raises(ValueError, match="unknown hilo option"):
+        make_batch("hilo", 2, cube=True)
+    with pytest.raises(ValueError, match="reward"):
+        make_batch("hilo", 2, reward="points")

@@ -537,7 +537,7 @@ def test_kernel_constants_match_the_documented_action_layout():
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_text_rendering_of_every_layout(n):
-    from spieltisch.envs.hilo.engine import render_text
+    from spieltisch.envs.hilo.notation import render_text
 
     s = HiLoGame(n).new_initial_state(3)
     text = str(s)  # every card, face-down ones in parentheses

@@ -25,7 +25,7 @@ from spieltisch.envs._common.errors import (
     PositionFormatError,
 )
 from spieltisch.envs.hus import HusGame, HusState
-from spieltisch.envs.hus.engine import ring_of_action
+from spieltisch.envs.hus.rules import ring_of_action
 
 HUS = HusGame()
 
@@ -386,6 +386,24 @@ def test_moving_in_a_finished_game_raises():
 def test_malformed_positions_are_named(text, message):
     with pytest.raises(PositionFormatError, match=message):
         HUS.state_from_text(text)
+
+
+def test_game_from_env_options():
+    """``from_options`` reads the env's rule options, ignores its other options, and names an
+    unknown one; the two lists are exactly ``hus_v0.env``'s keyword arguments."""
+    import inspect
+
+    from spieltisch.envs.hus import engine
+    from spieltisch.envs.hus.env import raw_env
+
+    assert HusGame.from_options({}) == HusGame()
+    assert HusGame.from_options({"max_sown": 500, "reward": "points"}) == HusGame(max_sown=500)
+    with pytest.raises(ValueError, match=r"unknown Hus option\(s\) \['pits'\]"):
+        HusGame.from_options({"pits": 4})
+    with pytest.raises(ValueError, match="max_sown must be between"):
+        HusGame.from_options({"max_sown": 3})
+    env_keywords = set(inspect.signature(raw_env).parameters) | {"illegal_action"}
+    assert set(engine.RULE_OPTIONS) | set(engine.PLAY_OPTIONS) == env_keywords
 
 
 def test_notation_round_trips_and_copies_are_independent():

@@ -16,7 +16,8 @@ from spieltisch.agents.kalaha.endgame import (
     rank_board,
     row_groups,
 )
-from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState
+from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
+from spieltisch.envs.kalaha.rules import BOARD_DTYPE
 
 
 def exhaustive_value(game: KalahaGame):

@@ -226,6 +226,25 @@ def test_bad_parameters_are_named():
         KalahaGame(seeds=2.5)
 
 
+def test_game_from_env_options():
+    """``from_options`` reads the env's rule options, ignores its other options, and names an
+    unknown one; the two lists are exactly ``kalaha_v0.env``'s keyword arguments."""
+    import inspect
+
+    from spieltisch.envs.kalaha import engine
+    from spieltisch.envs.kalaha.env import raw_env
+
+    assert KalahaGame.from_options({}) == KalahaGame()
+    options = {"pits": 4, "seeds": 3, "rules": "standard", "reward": "score", "max_turns": 9}
+    assert KalahaGame.from_options(options) == KalahaGame(pits=4, seeds=3, rules="standard")
+    with pytest.raises(ValueError, match=r"unknown Kalaha option\(s\) \['pit'\]"):
+        KalahaGame.from_options({"pit": 4})
+    with pytest.raises(ValueError, match="rules must be one of"):
+        KalahaGame.from_options({"rules": "oware"})
+    env_keywords = set(inspect.signature(raw_env).parameters) | {"illegal_action"}
+    assert set(engine.RULE_OPTIONS) | set(engine.PLAY_OPTIONS) == env_keywords
+
+
 # --- notation, copies ---------------------------------------------------------------------------
 
 

@@ -66,11 +66,12 @@ def test_extreme_logits_still_pick_legal_actions() -> None:
     ("game", "options"), [("kalaha", {"pits": 4, "seeds": 3}), ("hus", {}), ("hilo", {})]
 )
 def test_untrained_neural_agent_plays_legal_games(game: str, options: dict) -> None:
-    from spieltisch.train.selfplay_games import make_batched_game
+    from spieltisch.envs import make_batch
 
-    games = make_batched_game(game, options, 1)
+    games = make_batch(game, 1, **options)
     torch.manual_seed(0)
-    arch = PolicyArch(games.observation_size, games.num_actions, (32,), games.observation_scale)
+    (size,) = games.observation_shape
+    arch = PolicyArch(size, games.num_actions, (32,), games.observation_scale)
     env = make(game, **options)
     for greedy in (True, False):
         agents = {

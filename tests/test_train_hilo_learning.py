@@ -25,8 +25,7 @@ from spieltisch.agents.neural.checkpoint import load_checkpoint
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.train.config import PPOConfig, build_config
 from spieltisch.train.opponents import policy_step, random_step
-from spieltisch.train.ppo import make_arch, train
-from spieltisch.train.selfplay_games import make_batched_game
+from spieltisch.train.ppo import make_arch, make_games, train
 
 OPTIONS = {"num_players": 2, "reward": "coins"}
 
@@ -35,14 +34,15 @@ def coins_vs_random(net: PolicyNet, num_games: int, seed: int) -> float:
     """Mean coins reward (own minus the opponent's) of the greedy ``net`` against the random
     policy, in each seat in turn; the deals and random moves come from ``seed``."""
     rng = np.random.default_rng(seed)
-    games = make_batched_game("hilo", OPTIONS, num_games)
-    games.reset(rng)
+    games = make_games("hilo", OPTIONS, num_games)
+    games.reset(seed=rng)
     seat = np.arange(num_games) % 2
     for _ in range(2000):
         terminal = games.terminal
         if terminal.all():
             break
-        obs, mask, mover = games.observe()
+        obs, mask = games.observe()
+        mover = games.current_player
         actions = np.zeros(num_games, dtype=np.int64)
         mine = np.flatnonzero(~terminal & (mover == seat))
         theirs = np.flatnonzero(~terminal & (mover != seat))
@@ -90,7 +90,7 @@ def test_hilo_learner_gains_coins_against_random(tmp_path) -> None:
     """A broken learner fails this (with ``lr=1e-12`` the gain is 0.00 coins)."""
     cfg = learning_config(tmp_path)
     torch.manual_seed(cfg.seed)  # the same initial weights as train() draws
-    untrained = PolicyNet(make_arch(cfg, make_batched_game("hilo", OPTIONS, 1)))
+    untrained = PolicyNet(make_arch(cfg, make_games("hilo", OPTIONS, 1)))
     before = coins_vs_random(untrained, 400, seed=123)
     train(cfg, log=lambda *args: None)
     trained = load_checkpoint(tmp_path / "run" / "final").policy()

@@ -5,15 +5,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.train.cli import main
 from spieltisch.train.config import ConfigError, build_config, load_config
-from spieltisch.train.ppo import evaluate_vs_random, latest_checkpoint, train
+from spieltisch.train.ppo import (
+    Rollout,
+    evaluate_vs_random,
+    gae,
+    latest_checkpoint,
+    ppo_update,
+    train,
+)
 
 CONFIGS = sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*_ppo.yaml"))
 SMALL_KALAHA = {"pits": 4, "seeds": 3}
@@ -201,6 +210,60 @@ def test_a_damaged_checkpoint_stops_resume_clearly(tmp_path) -> None:
 
 
 # --- learning -------------------------------------------------------------------------------------
+def test_gae_is_the_discounted_sum_of_td_errors_within_each_episode() -> None:
+    """GAE by its definition (Schulman et al. 2016): A_t = sum_l (gamma lam)^l delta_{t+l} up to
+    the episode's end, where the value after the last step is 0."""
+    rng = np.random.default_rng(0)
+    lengths = [1, 4, 7, 2]
+    episode_end = np.concatenate([np.arange(n) == n - 1 for n in lengths])
+    rewards, values = rng.normal(size=sum(lengths)), rng.normal(size=sum(lengths))
+    gamma, lam = 0.9, 0.8
+    expected = []
+    start = 0
+    for n in lengths:
+        r, v = rewards[start : start + n], values[start : start + n]
+        delta = r + gamma * np.append(v[1:], 0.0) - v
+        expected += [sum((gamma * lam) ** k * delta[t + k] for k in range(n - t)) for t in range(n)]
+        start += n
+    np.testing.assert_allclose(gae(rewards, values, episode_end, gamma, lam), expected)
+    # lambda = 1: the Monte-Carlo return minus the value; lambda = 0: the one-step TD error
+    mc = gae(rewards, values, episode_end, 1.0, 1.0)
+    np.testing.assert_allclose(mc[:1] + values[:1], rewards[:1])
+    np.testing.assert_allclose(mc[1:5] + values[1:5], np.cumsum(rewards[1:5][::-1])[::-1])
+    td0 = gae(rewards, values, episode_end, gamma, 0.0)
+    np.testing.assert_allclose(td0[1:4], rewards[1:4] + gamma * values[2:5] - values[1:4])
+
+
+def test_ppo_update_moves_the_policy_towards_positive_advantages() -> None:
+    """One update on a batch where action 0 has advantage +1 and action 1 has -1 (every state
+    the same) raises the probability of action 0; the statistics are finite."""
+    cfg = build_config({"game": "kalaha"}, ["hidden=[8]", "update_epochs=2", "num_minibatches=2"])
+    torch.manual_seed(0)
+    net = PolicyNet(PolicyArch(observation_size=3, num_actions=2, hidden=(8,)))
+    n = 64
+    obs = np.zeros((n, 3), dtype=np.float32)
+    mask = np.ones((n, 2), dtype=np.float32)
+    actions = np.arange(n) % 2
+    with torch.no_grad():
+        logits, value = net(torch.from_numpy(obs), torch.from_numpy(mask))
+    logp = torch.log_softmax(logits, -1).numpy()[np.arange(n), actions]
+    advantages = np.where(actions == 0, 1.0, -1.0).astype(np.float32)
+    batch = Rollout(
+        obs=obs, mask=mask, actions=actions, logp=logp, values=value.numpy(),
+        advantages=advantages, returns=advantages + value.numpy(), games_played=n,
+        moves_played=n, learner_results=np.zeros(0),
+    )  # fmt: skip
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.01)
+    stats = ppo_update(net, optimizer, batch, cfg, np.random.default_rng(0))
+    assert set(stats) == {
+        "loss/policy", "loss/value", "loss/entropy", "loss/approx_kl", "loss/clip_fraction"
+    }  # fmt: skip
+    assert all(np.isfinite(v) for v in stats.values())
+    with torch.no_grad():
+        after = torch.softmax(net(torch.from_numpy(obs[:1]), torch.from_numpy(mask[:1]))[0], -1)
+    assert after[0, 0] > torch.exp(torch.from_numpy(logp[:1]))[0]
+
+
 def test_kalaha_learner_beats_random(tmp_path) -> None:
     """A broken learner fails this: a short run on a small board must beat random clearly."""
     cfg = build_config(
@@ -221,13 +284,12 @@ def test_kalaha_learner_beats_random(tmp_path) -> None:
         {"game": "kalaha", "game_options": SMALL_KALAHA}, tiny(tmp_path, hidden="[64, 64]")
     )
     from spieltisch.agents.neural.policy import PolicyNet
-    from spieltisch.train.ppo import make_arch
-    from spieltisch.train.selfplay_games import make_batched_game
+    from spieltisch.train.ppo import make_arch, make_games
 
     torch.manual_seed(0)
     before = evaluate_vs_random(
         untrained,
-        PolicyNet(make_arch(untrained, make_batched_game("kalaha", SMALL_KALAHA, 1))),
+        PolicyNet(make_arch(untrained, make_games("kalaha", SMALL_KALAHA, 1))),
         400,
         seed=3,
     )

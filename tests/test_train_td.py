@@ -65,6 +65,8 @@ def test_shipped_config_is_valid() -> None:
         ({"game": "kalaha"}, "backgammon"),
         ({"game_options": {"cube": True}}, "cube"),
         ({"hidden": 0}, "'hidden'"),
+        ({"eval_opponent": "nobody"}, "key 'eval_opponent': unknown agent 'nobody'"),
+        ({"eval_opponent": "human"}, "key 'eval_opponent': unknown agent 'human'"),
     ],
 )
 def test_bad_config_is_rejected_clearly(over: dict, words: str) -> None:

@@ -9,10 +9,10 @@ import torch
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.agents.neural.value_search import ValueSearchAgent, searched_values
 from spieltisch.agents.registry import make_agent
+from spieltisch.envs.hus import rules as hus_rules
 from spieltisch.envs.hus.engine import HusGame
-from spieltisch.envs.hus.engine import observation_index as hus_index
-from spieltisch.envs.kalaha.engine import KalahaGame
-from spieltisch.envs.kalaha.engine import observation_index as kalaha_index
+from spieltisch.envs.kalaha import rules as kalaha_rules
+from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
 
 KALAHA = {"pits": 4, "seeds": 3, "rules": "goki"}
 
@@ -28,19 +28,27 @@ def _value(net: PolicyNet, obs: np.ndarray, mask: np.ndarray) -> float:
     return float(v[0])
 
 
-def _minimax(state, root: int, depth: int, net: PolicyNet, index) -> float:
+def _observation(state, seat: int) -> np.ndarray:
+    """``seat``'s observation of ``state`` (the env's, from the game's observation kernel)."""
+    rules = kalaha_rules if isinstance(state, KalahaState) else hus_rules
+    out = np.empty(state.board.shape[0], np.float32)
+    rules.observe(state.board, seat, out)
+    return out
+
+
+def _minimax(state, root: int, depth: int, net: PolicyNet) -> float:
     """Value for ``root`` of ``state``: exact at the end, the value head at depth 0."""
     if state.is_terminal():
         return float(state.returns()[root])
     mover = state.current_player
     if depth == 0:
-        v = _value(net, state.board[index(mover)], state.legal_mask())
+        v = _value(net, _observation(state, mover), state.legal_mask())
         return v if mover == root else -v
     children = []
     for a in state.legal_actions():
         child = state.clone()
         child.apply(a)
-        children.append(_minimax(child, root, depth - 1, net, index))
+        children.append(_minimax(child, root, depth - 1, net))
     return max(children) if mover == root else min(children)
 
 
@@ -69,7 +77,7 @@ def test_kalaha_search_equals_recursive_minimax(depth: int) -> None:
         for a, v in zip(actions, values, strict=True):
             child = state.clone()
             child.apply(int(a))
-            expected = _minimax(child, player, depth - 1, net, lambda s: kalaha_index(4, s))
+            expected = _minimax(child, player, depth - 1, net)
             assert v == pytest.approx(expected, abs=1e-5), (state.to_text(), a)
 
 
@@ -83,7 +91,7 @@ def test_hus_search_equals_recursive_minimax() -> None:
         for a, v in zip(actions, values, strict=True):
             child = state.clone()
             child.apply(int(a))
-            assert v == pytest.approx(_minimax(child, player, 1, net, hus_index), abs=1e-5)
+            assert v == pytest.approx(_minimax(child, player, 1, net), abs=1e-5)
 
 
 def test_search_plays_the_only_winning_move() -> None:
@@ -92,7 +100,6 @@ def test_search_plays_the_only_winning_move() -> None:
     game = KalahaGame(**KALAHA)
     net = _net(10, 4, 3.0)
     agent = ValueSearchAgent(net, "kalaha", KALAHA, depth=4)
-    index = lambda s: kalaha_index(4, s)  # noqa: E731
     rng = np.random.default_rng(11)
     found = 0
     for state in _random_states(game, 400, rng):
@@ -101,10 +108,10 @@ def test_search_plays_the_only_winning_move() -> None:
         for a in state.legal_actions():
             child = state.clone()
             child.apply(a)
-            wins.append(_minimax(child, player, 3, net, index) == 1.0)
+            wins.append(_minimax(child, player, 3, net) == 1.0)
         if sum(wins) != 1 or len(wins) < 2:
             continue
-        obs = {"observation": state.board[index(player)], "action_mask": state.legal_mask()}
+        obs = {"observation": _observation(state, player), "action_mask": state.legal_mask()}
         assert agent.act(obs, state.clone()) == state.legal_actions()[wins.index(True)]
         found += 1
         if found == 10:
@@ -135,7 +142,6 @@ def test_a_leaf_budget_searches_small_endgames_to_the_end() -> None:
     game = KalahaGame(**KALAHA)
     net = _net(10, 4, 3.0)
     rng = np.random.default_rng(21)
-    index = lambda s: kalaha_index(4, s)  # noqa: E731
     checked = 0
     for state in _random_states(game, 600, rng):
         if state.board.sum() - state.board[4] - state.board[9] > 8:  # stones left in the pits
@@ -149,7 +155,7 @@ def test_a_leaf_budget_searches_small_endgames_to_the_end() -> None:
         for a, v in zip(actions, values, strict=True):
             child = state.clone()
             child.apply(int(a))
-            assert v == _minimax(child, player, 100, net, index), (state.to_text(), a)
+            assert v == _minimax(child, player, 100, net), (state.to_text(), a)
         checked += 1
     assert checked >= 10, checked
 
@@ -172,25 +178,27 @@ def test_compiled_tanh_is_accurate() -> None:
 @pytest.mark.parametrize("game", ["kalaha", "hus"])
 def test_compiled_value_net_equals_torch(game: str) -> None:
     """The alpha-beta's numba value net reads the env's observation and matches PolicyNet.value."""
+    from spieltisch.agents.mancala import alphabeta
     from spieltisch.agents.mancala.alphabeta import _net_value, net_leaf_evaluator
     from spieltisch.agents.neural.value_search import value_layers
 
-    size, actions, scale, index = (
-        (10, 4, 3.0, lambda s: kalaha_index(4, s)) if game == "kalaha" else (32, 16, 4.0, hus_index)
+    kind, size, actions, scale = (
+        (alphabeta.KALAHA, 10, 4, 3.0) if game == "kalaha" else (alphabeta.HUS, 32, 16, 4.0)
     )
     torch.manual_seed(3)
     net = PolicyNet(PolicyArch(size, actions, (24, 12), scale)).eval()
-    leaf_net = net_leaf_evaluator(value_layers(net), np.stack([index(0), index(1)]), scale)
+    leaf_net = net_leaf_evaluator(value_layers(net), size, scale)
     states = _random_states(KalahaGame(**KALAHA) if game == "kalaha" else HusGame(), 20,
                             np.random.default_rng(0))  # fmt: skip
     for state in states:
         for mover in (0, 1):
-            obs = torch.from_numpy(state.board[index(mover)].astype(np.float32))[None]
+            obs = torch.from_numpy(_observation(state, mover))[None]
             with torch.no_grad():
                 expected = float(net.value(obs)[0])
-            assert _net_value(state.board, mover, leaf_net) == pytest.approx(expected, abs=1e-5)
+            value = _net_value(kind, state.board, mover, leaf_net)
+            assert value == pytest.approx(expected, abs=1e-5)
     with pytest.raises(ValueError, match="not a value net"):
-        net_leaf_evaluator(value_layers(net)[:-1], np.stack([index(0), index(1)]), scale)
+        net_leaf_evaluator(value_layers(net)[:-1], size, scale)
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,12 @@
-"""Training configuration: one typed dataclass, read from YAML, overridable with ``--set``.
+"""Training configuration: one typed dataclass per algorithm, read from YAML, overridable with
+``--set``.
 
-Every field is documented where it is declared. Unknown keys and values of the wrong type are
-rejected with an error that names the key. ``spieltisch train configs/kalaha_ppo.yaml --set
-lr=1e-3 --set game_options.pits=4`` overrides single values (YAML syntax for the value).
+:class:`RunConfig` declares the keys every trainer has (the game, the seed, and how the run is
+managed by :mod:`spieltisch.train.run_loop`); :class:`PPOConfig` and :class:`TDConfig` add their
+algorithm's keys and set their own defaults of the shared ones. Every field is documented where it
+is declared. Unknown keys and values of the wrong type are rejected with an error that names the
+key. ``spieltisch train configs/kalaha_ppo.yaml --set lr=1e-3 --set game_options.pits=4``
+overrides single values (YAML syntax for the value).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from spieltisch.envs._common.options import parse_key_value
 
 
 class ConfigError(ValueError):
@@ -24,8 +29,11 @@ class ConfigError(ValueError):
 
 
 @dataclass
-class PPOConfig:
-    """Self-play PPO (``algorithm: ppo``)."""
+class RunConfig:
+    """The keys every training run has: what is trained, the seed, and how the run is managed
+    (:mod:`spieltisch.train.run_loop` reads these). The loop counts the trainer's *rounds*
+    (PPO: iterations, TD: games) for checkpoint_interval and eval_interval. The defaults are
+    PPO's; a trainer's config redeclares the shared keys whose defaults differ."""
 
     # --- what is trained ---
     game: str = "kalaha"
@@ -33,9 +41,48 @@ class PPOConfig:
     game_options: dict[str, Any] = field(default_factory=dict)
     """rules options as for the env, e.g. {pits: 6, seeds: 6, rules: goki}"""
     algorithm: str = "ppo"
-    """training algorithm; only 'ppo' here"""
+    """training algorithm (ppo, td): picks the config class and the trainer"""
     seed: int = 0
-    """seeds the network init (torch) and every other random choice (numpy)"""
+    """seeds every random choice of the run: the initial weights (torch for PPO), the games
+    and the sampling (one numpy generator)"""
+
+    # --- run management ---
+    run_dir: str = "runs/kalaha_ppo"
+    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
+    checkpoint_interval: int = 20
+    """rounds between checkpoints (a resumed run loses at most this many)"""
+    keep_checkpoints: int = 3
+    """training checkpoints kept in run_dir/checkpoints (older ones are deleted)"""
+    eval_interval: int = 20
+    """rounds between evaluations (0: never, except the final one)"""
+    eval_games: int = 200
+    """games per evaluation (PPO: per opponent, the same number in each seat)"""
+    final_eval_games: int = 1000
+    """games (per opponent) of the final evaluation, written to run_dir/final_eval.json"""
+    tensorboard: bool = True
+    """write TensorBoard logs to run_dir/tb (needs the tensorboard package)"""
+    progress: bool = True
+    """show a tqdm progress bar"""
+
+
+#: keys of :class:`RunConfig` that may differ between a run and its resumption (they do not change
+#: learning); each trainer adds its own
+RESUMABLE_RUN_KEYS = frozenset(
+    {
+        "progress",
+        "tensorboard",
+        "eval_interval",
+        "eval_games",
+        "final_eval_games",
+        "checkpoint_interval",
+        "keep_checkpoints",
+    }
+)
+
+
+@dataclass
+class PPOConfig(RunConfig):
+    """Self-play PPO (``algorithm: ppo``); a round is one iteration."""
 
     # --- rollouts ---
     total_steps: int = 2_000_000
@@ -91,48 +138,41 @@ class PPOConfig:
     """scripted agents (arena names, e.g. [greedy, "alphabeta:depth=2"]) that are permanent pool
     members; the opponent of a pool game is drawn uniformly from all members"""
 
-    # --- run management ---
-    run_dir: str = "runs/kalaha_ppo"
-    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
-    checkpoint_interval: int = 20
-    """iterations between checkpoints (a resumed run loses at most this many)"""
-    keep_checkpoints: int = 3
-    """training checkpoints kept in run_dir/checkpoints (older ones are deleted)"""
-    eval_interval: int = 20
-    """iterations between evaluations (0: never, except the final one)"""
+    # --- run management (see RunConfig for the shared keys) ---
     eval_opponents: list[str] = field(default_factory=lambda: ["random"])
     """arena agents the greedy policy is evaluated against (each seat in turn)"""
-    eval_games: int = 200
-    """games per evaluation and opponent (the same number in each seat)"""
-    final_eval_games: int = 1000
-    """games per opponent of the final evaluation (final_eval.json)"""
     keep_best: bool = True
     """keep the policy with the best mean evaluation score as run_dir/best (it is evaluated
     next to the final one at the end)"""
     torch_threads: int = 1
     """torch.set_num_threads; 1 keeps runs reproducible and leaves cores to the engines"""
-    tensorboard: bool = True
-    """write TensorBoard logs to run_dir/tb (needs the tensorboard package)"""
-    progress: bool = True
-    """show a tqdm progress bar"""
     stop_after_iterations: int | None = None
     """stop (as if killed) after this many iterations in this process; for tests"""
 
 
 @dataclass
-class TDConfig:
+class TDConfig(RunConfig):
     """TD(lambda) self-play over afterstates, backgammon only (``algorithm: td``; see
-    :mod:`spieltisch.train.td`)."""
+    :mod:`spieltisch.train.td`); a round is one game."""
 
-    # --- what is trained ---
+    # --- shared keys with TD's defaults ---
     game: str = "backgammon"
-    """must be backgammon (TD afterstate learning needs whole plays of a dice game)"""
-    game_options: dict[str, Any] = field(default_factory=dict)
-    """rules options as for the env; the cube must stay off"""
+    """must be backgammon (TD afterstate learning needs whole plays of a dice game); the cube
+    (game_options.cube) must stay off"""
     algorithm: str = "td"
     """training algorithm: 'td' here"""
-    seed: int = 0
-    """seeds the initial weights and the dice of every training game (one numpy generator)"""
+    run_dir: str = "runs/backgammon_td"
+    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
+    checkpoint_interval: int = 5000
+    """games between checkpoints (a resumed run loses at most this many)"""
+    eval_interval: int = 20_000
+    """games between arena evaluations against eval_opponent (0: never, except the final one)"""
+    eval_games: int = 400
+    """arena games per evaluation (half the seeds each way round, seats swapped)"""
+    final_eval_games: int = 5000
+    """arena games of the final evaluation (0: none)"""
+
+    # --- what is trained ---
     total_games: int = 200_000
     """stop after this many self-play training games"""
 
@@ -155,34 +195,18 @@ class TDConfig:
     lam: float = 0.7
     """trace decay lambda (per move, the perspective switching every move)"""
 
-    # --- run management ---
-    run_dir: str = "runs/backgammon_td"
-    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
+    # --- run management (see RunConfig for the shared keys) ---
     chunk_games: int = 200
     """games per call of the compiled trainer (logging granularity; does not change results)"""
-    checkpoint_interval: int = 5000
-    """games between checkpoints (a resumed run loses at most this many)"""
-    keep_checkpoints: int = 3
-    """training checkpoints kept in run_dir/checkpoints (older ones are deleted)"""
-    eval_interval: int = 20_000
-    """games between arena evaluations against eval_opponent (0: never, except the final one)"""
-    eval_games: int = 400
-    """arena games per evaluation (half the seeds each way round, seats swapped)"""
-    final_eval_games: int = 5000
-    """arena games of the final evaluation (0: none)"""
     eval_opponent: str = "pubeval"
     """arena agent the evaluations play against"""
     eval_workers: int = 1
     """arena worker processes for evaluations"""
-    tensorboard: bool = True
-    """write TensorBoard logs to run_dir/tb (needs the tensorboard package)"""
-    progress: bool = True
-    """show a tqdm progress bar"""
     stop_after_games: int | None = None
     """stop (as if killed) after this many games in this process; for tests"""
 
 
-CONFIG_CLASSES: dict[str, type] = {"ppo": PPOConfig, "td": TDConfig}
+CONFIG_CLASSES: dict[str, type[RunConfig]] = {"ppo": PPOConfig, "td": TDConfig}
 
 
 def _type_ok(value: Any, hint: Any) -> bool:
@@ -235,23 +259,32 @@ def _hint_name(hint: Any) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 
-def _check_ranges(cfg: Any, source: str) -> None:
+def _check_ranges(cfg: RunConfig, source: str) -> None:
+    _check_run_ranges(cfg, source)
     if isinstance(cfg, TDConfig):
         _check_td_ranges(cfg, source)
     else:
         _check_ppo_ranges(cfg, source)
 
 
-def _check_td_ranges(cfg: TDConfig, source: str) -> None:
-    for key in ("total_games", "hidden", "lr_decay_games", "chunk_games", "checkpoint_interval"):
+def _check_at_least_one(cfg: RunConfig, keys: tuple[str, ...], source: str) -> None:
+    for key in keys:
         if getattr(cfg, key) < 1:
             raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
-    for key in ("keep_checkpoints", "eval_games", "eval_workers"):
-        if getattr(cfg, key) < 1:
-            raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
+
+
+def _check_run_ranges(cfg: RunConfig, source: str) -> None:
+    """The shared keys of :class:`RunConfig`."""
+    _check_at_least_one(cfg, ("checkpoint_interval", "keep_checkpoints", "eval_games"), source)
     for key in ("eval_interval", "final_eval_games"):
         if getattr(cfg, key) < 0:
             raise ConfigError(f"{source}: key {key!r} must not be negative")
+
+
+def _check_td_ranges(cfg: TDConfig, source: str) -> None:
+    _check_at_least_one(
+        cfg, ("total_games", "hidden", "lr_decay_games", "chunk_games", "eval_workers"), source
+    )
     if not 0.0 <= cfg.lam <= 1.0:
         raise ConfigError(f"{source}: key 'lam' must be in [0, 1], got {cfg.lam}")
     for key in ("lr", "lr_final", "init_scale"):
@@ -263,22 +296,12 @@ def _check_td_ranges(cfg: TDConfig, source: str) -> None:
         raise ConfigError(f"{source}: TD training needs game_options.cube off")
     if cfg.stop_after_games is not None and cfg.stop_after_games < 1:
         raise ConfigError(f"{source}: key 'stop_after_games' must be at least 1")
+    _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
 
 
 def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
     positive = ("total_steps", "num_games", "max_turns", "update_epochs", "num_minibatches")
-    for key in positive:
-        if getattr(cfg, key) < 1:
-            raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
-    for key in (
-        "pool_interval",
-        "checkpoint_interval",
-        "pool_size",
-        "torch_threads",
-        "keep_checkpoints",
-    ):
-        if getattr(cfg, key) < 1:
-            raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
+    _check_at_least_one(cfg, (*positive, "pool_interval", "pool_size", "torch_threads"), source)
     for key in ("pool_prob", "gamma", "gae_lambda"):
         if not 0.0 <= getattr(cfg, key) <= 1.0:
             raise ConfigError(f"{source}: key {key!r} must be in [0, 1], got {getattr(cfg, key)}")
@@ -288,39 +311,40 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'num_minibatches' must not exceed num_games")
     if not cfg.hidden or any(h < 1 for h in cfg.hidden):
         raise ConfigError(f"{source}: key 'hidden' must list positive widths, got {cfg.hidden}")
-    from spieltisch.train.selfplay_games import GAME_ADAPTERS
+    from spieltisch.envs import BATCHES
 
-    if cfg.game not in GAME_ADAPTERS:
+    if cfg.game not in BATCHES:
         raise ConfigError(
-            f"{source}: key 'game' must be one of {sorted(GAME_ADAPTERS)}, got {cfg.game!r}"
+            f"{source}: key 'game' must be one of {sorted(BATCHES)}, got {cfg.game!r}"
         )
-    from spieltisch.agents.registry import agent_factories, parse_agent_name
-
-    known = agent_factories(cfg.game)
     for key in ("pool_baselines", "eval_opponents"):
         for name in getattr(cfg, key):
-            try:
-                base = parse_agent_name(name)[0]
-            except ValueError as err:
-                raise ConfigError(f"{source}: key {key!r}: {err}") from err
-            if base not in known or base == "human":
-                raise ConfigError(
-                    f"{source}: key {key!r}: unknown agent {name!r} for {cfg.game}; agents are "
-                    f"{sorted(set(known) - {'human'})}"
-                )
+            _check_agent(cfg, key, name, source)
+
+
+def _check_agent(cfg: RunConfig, key: str, name: str, source: str, prefixed: bool = False) -> None:
+    """An agent the config names for unattended play: no ``human``; ``prefixed`` allows
+    ``pretrained:``/``checkpoint:`` names (checked when loaded)."""
+    from spieltisch.agents.registry import check_agent_name
+
+    try:
+        check_agent_name(name, cfg.game, human=False, prefixed=prefixed)
+    except ValueError as err:
+        raise ConfigError(f"{source}: key {key!r}: {err}") from err
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"lr=1e-3"`` -> ``(["lr"], 0.001)``; dotted keys reach into dicts (game_options.pits)."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise ConfigError(f"--set takes KEY=VALUE, got {text!r}")
-    return key.strip().split("."), yaml.safe_load(value)
+    try:
+        key, value = parse_key_value(text, "--set overrides")
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    return key.split("."), value
 
 
 def build_config(
     data: dict[str, Any], overrides: list[str] = (), source: str = "config"
-) -> PPOConfig:
+) -> RunConfig:
     """A validated config from a dict (as read from YAML) and ``--set`` overrides."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a config must be a mapping of keys to values")
@@ -341,7 +365,7 @@ def build_config(
     return _coerce(CONFIG_CLASSES[algorithm], data, source)
 
 
-def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> PPOConfig:
+def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> RunConfig:
     """Read a YAML config file and apply ``--set`` overrides."""
     p = Path(path)
     try:
@@ -353,5 +377,6 @@ def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> PPOConfig
     return build_config(data, overrides, source=str(p))
 
 
-def config_to_dict(cfg: Any) -> dict[str, Any]:
+def config_to_dict(cfg: RunConfig) -> dict[str, Any]:
+    """The config as a plain dict (what the run directory and checkpoints record)."""
     return dataclasses.asdict(cfg)

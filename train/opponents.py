@@ -79,7 +79,7 @@ class ScriptedOpponent:
 
         out = np.zeros(len(idx), dtype=np.int64)
         for k, g in enumerate(idx):
-            state = games.batch.state(int(g))
+            state = games.state(int(g))
             if not self.perfect_information:
                 state = InformationSet(state, int(mover[k]), rng)
             observation = {"observation": obs[k], "action_mask": mask[k]}

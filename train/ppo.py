@@ -11,15 +11,18 @@ One iteration:
    moves are sampled from its masked policy; its decisions are recorded with the seat that
    made them.
 3. **Advantages.** Each (game, seat) sequence of the learner's decisions is one episode of that
-   player: reward 0 until its last decision, which gets the final reward of the seat; GAE over
-   those decisions (the value is always the mover's expected final reward). Moves of other
-   seats in between are part of the environment, so double moves (Kalaha) need no special case.
-4. **PPO update**: clipped ratio loss, (clipped) value loss, entropy bonus, global gradient
-   clipping, ``update_epochs`` passes in ``num_minibatches`` shuffled minibatches.
-5. Every ``pool_interval`` iterations the current policy joins the pool; every
-   ``eval_interval`` it is evaluated against random; every ``checkpoint_interval`` the whole
-   trainer state is saved (model, optimizer, pool, generator, counters) so that ``--resume``
-   continues exactly as if the run had not stopped.
+   player: reward 0 until its last decision, which gets the final reward of the seat;
+   :func:`gae` over those decisions (the value is always the mover's expected final reward).
+   Moves of other seats in between are part of the environment, so double moves (Kalaha) need
+   no special case.
+4. **PPO update** (:func:`ppo_update`): clipped ratio loss, (clipped) value loss, entropy bonus,
+   global gradient clipping, ``update_epochs`` passes in ``num_minibatches`` shuffled
+   minibatches.
+5. Every ``pool_interval`` iterations the current policy joins the pool. The run loop
+   (:mod:`spieltisch.train.run_loop`, driving :class:`PPOTrainer`) evaluates the greedy policy
+   against ``eval_opponents`` every ``eval_interval`` iterations and saves the whole trainer
+   state (model, optimizer, pool, generator, counters) every ``checkpoint_interval``, so that
+   ``--resume`` continues exactly as if the run had not stopped.
 
 Because an iteration plays whole games, a checkpoint between iterations holds no running games.
 All randomness comes from one numpy generator (seeded by ``seed``) and the torch seed (the
@@ -28,7 +31,6 @@ initial weights); evaluations use their own generators so they do not change tra
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from collections.abc import Callable
@@ -38,14 +40,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from spieltisch.agents.neural.checkpoint import (
-    CheckpointError,
-    git_revision,
-    load_checkpoint,
-    save_checkpoint,
-)
+from spieltisch.agents.arena.provenance import git_revision
+from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
-from spieltisch.train.config import PPOConfig, config_to_dict
+from spieltisch.envs import make_batch
+from spieltisch.envs._common.batch import BatchedGame
+from spieltisch.train.config import RESUMABLE_RUN_KEYS, PPOConfig, config_to_dict
 from spieltisch.train.opponents import (
     Opponent,
     PolicyOpponent,
@@ -55,26 +55,16 @@ from spieltisch.train.opponents import (
     random_step,  # noqa: F401  (re-exported: the training loop's helpers live in opponents)
 )
 from spieltisch.train.run_files import (
-    latest_checkpoint,
+    latest_checkpoint,  # noqa: F401  (re-exported: tests find a run's checkpoint here)
     load_training_checkpoint,
-    open_logs,
-    record_checkpoint,
-    write_resolved_config,
-    write_text_atomic,
 )
-from spieltisch.train.selfplay_games import BatchedGame, make_batched_game
+from spieltisch.train.run_loop import Evaluation, Trainer, run
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
+    *RESUMABLE_RUN_KEYS,
     "total_steps",
     "stop_after_iterations",
-    "progress",
-    "tensorboard",
-    "eval_interval",
-    "eval_games",
-    "final_eval_games",
-    "checkpoint_interval",
-    "keep_checkpoints",
     "eval_opponents",
     "keep_best",
 }
@@ -107,7 +97,7 @@ class TrainerState:
 
 def make_arch(cfg: PPOConfig, games: BatchedGame) -> PolicyArch:
     return PolicyArch(
-        observation_size=games.observation_size,
+        observation_size=int(np.prod(games.observation_shape)),
         num_actions=games.num_actions,
         hidden=tuple(cfg.hidden),
         observation_scale=games.observation_scale,
@@ -184,8 +174,26 @@ def restore_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
 # ----------------------------------------------------------------------------------------------
 # Playing
 # ----------------------------------------------------------------------------------------------
+def make_games(game: str, options: dict[str, Any], num_games: int) -> BatchedGame:
+    """``num_games`` parallel games of ``game`` on its batched engine: the one place where the
+    PPO trainer, its evaluations and its Ray rollout workers get their games.
+
+    Games are scored by who won (each engine's default; HiLo's ``reward: coins`` is kept as a
+    denser signal): backgammon is played for ``reward="win"``, so a gammon counts as one win and
+    the value head predicts the chance to win, and without the cube, which self-play does not
+    learn."""
+    options = dict(options)
+    if game == "backgammon":
+        if options.get("cube"):
+            raise ValueError("self-play training supports backgammon without the cube only")
+        options["reward"] = "win"
+    return make_batch(game, num_games, seed=0, **options)
+
+
 @dataclass
 class Rollout:
+    """The learner's decisions of one iteration, one row each, with their advantages."""
+
     obs: np.ndarray
     mask: np.ndarray
     actions: np.ndarray
@@ -198,6 +206,30 @@ class Rollout:
     learner_results: np.ndarray  # final reward of the learner seat in pool games
 
 
+def gae(
+    rewards: np.ndarray, values: np.ndarray, episode_end: np.ndarray, gamma: float, lam: float
+) -> np.ndarray:
+    """Generalized advantage estimates (Schulman et al. 2016, "High-Dimensional Continuous
+    Control Using Generalized Advantage Estimation", section 3) of episodes laid out one after
+    the other, each in time order; ``episode_end[t]`` marks the last step of an episode, after
+    which the value is 0 (the episode's game is over)::
+
+        delta_t = r_t + gamma * V(s_{t+1}) - V(s_t)
+        A_t     = sum_{l >= 0} (gamma * lam)^l * delta_{t+l}     (up to the episode's end)
+                = delta_t + gamma * lam * A_{t+1}
+
+    Returns the advantages (float64); ``advantages + values`` are the lambda-returns, the value
+    targets."""
+    next_value = np.where(episode_end, 0.0, np.roll(values, -1))
+    delta = rewards + gamma * next_value - values
+    advantages = np.zeros_like(delta)
+    carry = 0.0
+    for t in range(len(delta) - 1, -1, -1):
+        carry = delta[t] + (0.0 if episode_end[t] else gamma * lam * carry)
+        advantages[t] = carry
+    return advantages
+
+
 def play_iteration(
     cfg: PPOConfig,
     games: BatchedGame,
@@ -207,7 +239,7 @@ def play_iteration(
 ) -> Rollout:
     n, players = games.num_games, games.num_players
     # 1. seat the learner
-    games.reset(rng)
+    games.reset(seed=rng)
     pool_game = (rng.random(n) < cfg.pool_prob) & (len(opponents) > 0)
     opponent = rng.integers(0, max(len(opponents), 1), size=n)
     learner_seat = rng.integers(0, players, size=n)
@@ -219,7 +251,8 @@ def play_iteration(
         terminal = games.terminal
         if terminal.all():
             break
-        obs, mask, mover = games.observe()
+        obs, mask = games.observe()
+        mover = games.current_player.copy()
         active = ~terminal
         learner = active & (~pool_game | (mover == learner_seat))
         actions = np.zeros(n, dtype=np.int64)
@@ -242,26 +275,19 @@ def play_iteration(
         moves += int(active.sum())
     final = games.returns()  # games cut off at max_turns are draws: 0 for every seat
 
-    # 3. advantages: GAE over each (game, seat) sequence of learner decisions
+    # 3. advantages: GAE over each (game, seat) sequence of learner decisions, an episode each
     game_of = np.concatenate(rec_game)
     seat_of = np.concatenate(rec_seat)
     values = np.concatenate(rec_val).astype(np.float64)
     key = game_of * players + seat_of
     order = np.argsort(key, kind="stable")  # each sequence contiguous, in time order
-    k_sorted = key[order]
-    last = np.ones(len(order), dtype=bool)
-    last[:-1] = k_sorted[1:] != k_sorted[:-1]
-    v_sorted = values[order]
-    next_value = np.where(last, 0.0, np.roll(v_sorted, -1))
-    reward = np.where(last, final[game_of[order], seat_of[order]], 0.0)
-    delta = reward + cfg.gamma * next_value - v_sorted
-    adv_sorted = np.zeros_like(delta)
-    carry = 0.0
-    for i in range(len(delta) - 1, -1, -1):
-        carry = delta[i] + (0.0 if last[i] else cfg.gamma * cfg.gae_lambda * carry)
-        adv_sorted[i] = carry
-    advantages = np.empty_like(adv_sorted)
-    advantages[order] = adv_sorted
+    sorted_key = key[order]
+    episode_end = np.ones(len(order), dtype=bool)
+    episode_end[:-1] = sorted_key[1:] != sorted_key[:-1]
+    # reward 0 until a player's last decision, which gets the seat's final result
+    rewards = np.where(episode_end, final[game_of[order], seat_of[order]], 0.0)
+    advantages = np.empty(len(order))
+    advantages[order] = gae(rewards, values[order], episode_end, cfg.gamma, cfg.gae_lambda)
     in_pool = pool_game
     return Rollout(
         obs=np.concatenate(rec_obs),
@@ -287,17 +313,17 @@ def evaluate_against(
     if isinstance(opponent, ScriptedOpponent):
         opponent.reseed(rng)
     options = {k: v for k, v in cfg.game_options.items() if k != "reward"}  # results: wins
-    games = make_batched_game(cfg.game, options, 1)
-    players = games.num_players
+    players = make_games(cfg.game, options, 1).num_players
     per_seat = max(1, num_games // players)
-    games = make_batched_game(cfg.game, options, per_seat * players)
-    games.reset(rng)
+    games = make_games(cfg.game, options, per_seat * players)
+    games.reset(seed=rng)
     seat = np.arange(games.num_games) % players
     for _ in range(cfg.max_turns):
         terminal = games.terminal
         if terminal.all():
             break
-        obs, mask, mover = games.observe()
+        obs, mask = games.observe()
+        mover = games.current_player.copy()
         actions = np.zeros(games.num_games, dtype=np.int64)
         active = ~terminal
         mine = np.flatnonzero(active & (mover == seat))
@@ -334,9 +360,6 @@ def make_opponent(name: str, cfg: PPOConfig) -> Opponent:
     return ScriptedOpponent(name, cfg.game, dict(cfg.game_options))
 
 
-# ----------------------------------------------------------------------------------------------
-# The training loop
-# ----------------------------------------------------------------------------------------------
 def pool_opponents(
     arch: PolicyArch, pool: list[dict[str, torch.Tensor] | None], baselines: list[Opponent]
 ) -> list[Opponent]:
@@ -353,216 +376,271 @@ def pool_opponents(
     return members + baselines
 
 
-def train(
+# ----------------------------------------------------------------------------------------------
+# Learning
+# ----------------------------------------------------------------------------------------------
+def ppo_update(
+    net: PolicyNet,
+    optimizer: torch.optim.Optimizer,
+    batch: Rollout,
     cfg: PPOConfig,
-    resume: bool = False,
-    log: Any = print,
-    collect: Callable[[PolicyNet, TrainerState], Rollout] | None = None,
-) -> dict[str, Any]:
-    """Run (or resume) a PPO training run; returns the final metrics.
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """The PPO update (Schulman et al. 2017, "Proximal Policy Optimization Algorithms"):
+    ``update_epochs`` passes over ``batch``, each in ``num_minibatches`` minibatches shuffled with
+    ``rng``; one optimizer step per minibatch on ::
+
+        L = L_clip + vf_coef * L_value - ent_coef * mean entropy of pi
+
+        ratio   = pi(a | s) / pi_old(a | s)
+        L_clip  = -mean(min(ratio * A, clip(ratio, 1 - clip_coef, 1 + clip_coef) * A))
+        L_value = 0.5 * mean((V(s) - R)^2)
+
+    with ``A`` the advantages (normalised per minibatch if ``norm_adv``) and ``R`` the returns.
+    With ``clip_vloss`` the value loss is PPO2's clipped one, ``0.5 * mean(max((V - R)^2,
+    (V_old + clip(V - V_old, -clip_coef, clip_coef) - R)^2))``. The gradient's global norm is
+    clipped to ``max_grad_norm``; with ``target_kl`` the passes stop after one whose last
+    minibatch's approximate KL exceeds it. Returns the mean losses, approximate KL
+    (``mean((ratio - 1) - log ratio)``) and clip fraction over the minibatches."""
+    b_obs = torch.from_numpy(batch.obs)
+    b_mask = torch.from_numpy(batch.mask)
+    b_act = torch.from_numpy(batch.actions)
+    b_logp = torch.from_numpy(batch.logp)
+    b_adv = torch.from_numpy(batch.advantages)
+    b_ret = torch.from_numpy(batch.returns)
+    b_val = torch.from_numpy(batch.values)
+    size = len(b_act)
+    mb_size = max(1, size // cfg.num_minibatches)
+    stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
+    for _epoch in range(cfg.update_epochs):
+        perm = torch.from_numpy(rng.permutation(size))
+        for start in range(0, size - mb_size + 1, mb_size):
+            mb = perm[start : start + mb_size]
+            logits, value = net(b_obs[mb], b_mask[mb])
+            logp_all = torch.log_softmax(logits, dim=-1)
+            new_logp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(-1)
+            log_ratio = new_logp - b_logp[mb]
+            ratio = log_ratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - log_ratio).mean()
+                stats["clip"].append(((ratio - 1).abs() > cfg.clip_coef).float().mean().item())
+            adv = b_adv[mb]
+            if cfg.norm_adv and len(mb) > 1:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            pg_loss = torch.max(
+                -adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)
+            ).mean()
+            if cfg.clip_vloss:
+                v_clipped = b_val[mb] + (value - b_val[mb]).clamp(-cfg.clip_coef, cfg.clip_coef)
+                v_loss = (
+                    0.5 * torch.max((value - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+                )
+            else:
+                v_loss = 0.5 * ((value - b_ret[mb]) ** 2).mean()
+            ent = entropy.mean()
+            loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            for k, x in (("pg", pg_loss), ("v", v_loss), ("ent", ent), ("kl", approx_kl)):
+                stats[k].append(x.item())
+        if cfg.target_kl is not None and stats["kl"][-1] > cfg.target_kl:
+            break
+    return {
+        "loss/policy": float(np.mean(stats["pg"])),
+        "loss/value": float(np.mean(stats["v"])),
+        "loss/entropy": float(np.mean(stats["ent"])),
+        "loss/approx_kl": float(np.mean(stats["kl"])),
+        "loss/clip_fraction": float(np.mean(stats["clip"])),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# The trainer (driven by the run loop)
+# ----------------------------------------------------------------------------------------------
+class PPOTrainer(Trainer):
+    """Self-play PPO for :func:`spieltisch.train.run_loop.run`: a round is one iteration (steps
+    1-5 of the module docstring), the progress units are learner steps.
 
     ``collect(net, state)``, if given, plays each iteration's games instead of
     :func:`play_iteration` here (the Ray rollout workers of :mod:`spieltisch.train.ray_ppo`)."""
-    run_dir = Path(cfg.run_dir)
-    ckpt_dir = run_dir / "checkpoints"
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(cfg.torch_threads)
-    torch.manual_seed(cfg.seed)
 
-    games = make_batched_game(cfg.game, cfg.game_options, cfg.num_games)
-    net = PolicyNet(make_arch(cfg, games))
-    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
-    state = TrainerState(net=net, optimizer=optimizer, rng=np.random.default_rng(cfg.seed))
-    if cfg.pool_random:
-        state.pool.append(None)
+    unit = "step"
+    bar_smoothing = 0.1
 
-    if resume:
-        path = latest_checkpoint(run_dir)
-        if path is None:
-            raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
-        restore_trainer(path, cfg, state)
-        log(f"resumed from {path} at iteration {state.iteration}, step {state.global_step}")
-    write_resolved_config(run_dir, cfg)
+    def __init__(
+        self, cfg: PPOConfig, collect: Callable[[PolicyNet, TrainerState], Rollout] | None = None
+    ) -> None:
+        torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.cfg = cfg
+        self.collect = collect
+        self.games = make_games(cfg.game, cfg.game_options, cfg.num_games)
+        net = PolicyNet(make_arch(cfg, self.games))
+        optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
+        self.state = TrainerState(net=net, optimizer=optimizer, rng=np.random.default_rng(cfg.seed))
+        if cfg.pool_random:
+            self.state.pool.append(None)
+        self.baselines: list[Opponent] = [
+            ScriptedOpponent(name, cfg.game, dict(cfg.game_options)) for name in cfg.pool_baselines
+        ]
+        self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
+        self.opponents = pool_opponents(net.arch, self.state.pool, self.baselines)
 
-    writer, bar = open_logs(run_dir, cfg, cfg.total_steps, state.global_step, "step", 0.1)
+    # --- where the run stands (the state is what a checkpoint holds) ---
+    @property
+    def rounds(self) -> int:
+        return self.state.iteration
 
-    baselines = [
-        ScriptedOpponent(name, cfg.game, dict(cfg.game_options)) for name in cfg.pool_baselines
-    ]
-    eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
+    @property
+    def units(self) -> int:
+        return self.state.global_step
 
-    def opponents_now() -> list[Opponent]:
-        return pool_opponents(net.arch, state.pool, baselines)
+    @property
+    def total_units(self) -> int:
+        return self.cfg.total_steps
 
-    opponents = opponents_now()
-    iterations_here = 0
-    while state.global_step < cfg.total_steps:
+    @property
+    def stop_after_rounds(self) -> int | None:
+        return self.cfg.stop_after_iterations
+
+    @property
+    def keep_best(self) -> bool:
+        return self.cfg.keep_best
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.state.metrics
+
+    @metrics.setter
+    def metrics(self, metrics: dict[str, float]) -> None:
+        self.state.metrics = metrics
+
+    @property
+    def best_score(self) -> float:
+        return self.state.best_score
+
+    @best_score.setter
+    def best_score(self, score: float) -> None:
+        self.state.best_score = score
+
+    def position(self) -> str:
+        return f"iteration {self.state.iteration}, step {self.state.global_step}"
+
+    def summary(self) -> dict[str, Any]:
+        return {"iteration": self.state.iteration, "global_step": self.state.global_step}
+
+    # --- one iteration ---
+    def step(self, max_rounds: int) -> dict[str, float]:
+        """One iteration (indivisible: ``max_rounds`` is at least 1)."""
+        cfg, state = self.cfg, self.state
         t0 = time.perf_counter()
-        for baseline in baselines:
+        for baseline in self.baselines:
             baseline.reseed(state.rng)
         if cfg.anneal_lr:
             frac = 1.0 - state.global_step / cfg.total_steps
-            optimizer.param_groups[0]["lr"] = frac * cfg.lr
+            state.optimizer.param_groups[0]["lr"] = frac * cfg.lr
 
-        if collect is None:
-            rollout = play_iteration(cfg, games, net, opponents, state.rng)
+        # 1.-3. play the games, advantages
+        if self.collect is None:
+            rollout = play_iteration(cfg, self.games, state.net, self.opponents, state.rng)
         else:
-            rollout = collect(net, state)
+            rollout = self.collect(state.net, state)
         t_play = time.perf_counter() - t0
 
         # 4. PPO update
-        b_obs = torch.from_numpy(rollout.obs)
-        b_mask = torch.from_numpy(rollout.mask)
-        b_act = torch.from_numpy(rollout.actions)
-        b_logp = torch.from_numpy(rollout.logp)
-        b_adv = torch.from_numpy(rollout.advantages)
-        b_ret = torch.from_numpy(rollout.returns)
-        b_val = torch.from_numpy(rollout.values)
-        size = len(b_act)
-        mb_size = max(1, size // cfg.num_minibatches)
-        stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
-        stop = False
-        for _epoch in range(cfg.update_epochs):
-            perm = torch.from_numpy(state.rng.permutation(size))
-            for start in range(0, size - mb_size + 1, mb_size):
-                mb = perm[start : start + mb_size]
-                logits, value = net(b_obs[mb], b_mask[mb])
-                logp_all = torch.log_softmax(logits, dim=-1)
-                new_logp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
-                entropy = -(logp_all.exp() * logp_all).sum(-1)
-                log_ratio = new_logp - b_logp[mb]
-                ratio = log_ratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - log_ratio).mean()
-                    stats["clip"].append(((ratio - 1).abs() > cfg.clip_coef).float().mean().item())
-                adv = b_adv[mb]
-                if cfg.norm_adv and len(mb) > 1:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)
-                ).mean()
-                if cfg.clip_vloss:
-                    v_clipped = b_val[mb] + (value - b_val[mb]).clamp(-cfg.clip_coef, cfg.clip_coef)
-                    v_loss = (
-                        0.5
-                        * torch.max((value - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
-                    )
-                else:
-                    v_loss = 0.5 * ((value - b_ret[mb]) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                for k, x in (("pg", pg_loss), ("v", v_loss), ("ent", ent), ("kl", approx_kl)):
-                    stats[k].append(x.item())
-            if cfg.target_kl is not None and stats["kl"][-1] > cfg.target_kl:
-                stop = True
-            if stop:
-                break
-
+        metrics = ppo_update(state.net, state.optimizer, rollout, cfg, state.rng)
+        size = len(rollout.actions)
         state.iteration += 1
         state.global_step += size
-        iterations_here += 1
         elapsed = time.perf_counter() - t0
-        metrics = {
-            "loss/policy": float(np.mean(stats["pg"])),
-            "loss/value": float(np.mean(stats["v"])),
-            "loss/entropy": float(np.mean(stats["ent"])),
-            "loss/approx_kl": float(np.mean(stats["kl"])),
-            "loss/clip_fraction": float(np.mean(stats["clip"])),
-            "throughput/learner_steps_per_s": size / elapsed,
-            "throughput/moves_per_s": rollout.moves_played / max(t_play, 1e-9),
-            "charts/lr": optimizer.param_groups[0]["lr"],
-            "charts/pool_size": float(len(state.pool)),
-        }
+        metrics["throughput/learner_steps_per_s"] = size / elapsed
+        metrics["throughput/moves_per_s"] = rollout.moves_played / max(t_play, 1e-9)
+        metrics["charts/lr"] = state.optimizer.param_groups[0]["lr"]
+        metrics["charts/pool_size"] = float(len(state.pool))
         if rollout.learner_results.size:
             metrics["charts/pool_game_score"] = float(rollout.learner_results.mean())
 
-        # 5. pool, evaluation, checkpoint
+        # 5. the pool
         if state.iteration % cfg.pool_interval == 0:
-            snapshot = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            snapshot = {k: v.detach().clone() for k, v in state.net.state_dict().items()}
             policies = [m for m in state.pool if m is not None] + [snapshot]
             state.pool = ([None] if cfg.pool_random else []) + policies[-cfg.pool_size :]
-            opponents = opponents_now()
-        if cfg.eval_interval and state.iteration % cfg.eval_interval == 0:
-            scores = []
-            for name, opponent in eval_opponents.items():
-                ev = evaluate_against(cfg, net, opponent, cfg.eval_games, seed=cfg.seed * 1000 + 7)
-                metrics[f"eval/win_rate_vs_{name}"] = ev["win_rate"]
-                metrics[f"eval/draw_rate_vs_{name}"] = ev["draw_rate"]
-                metrics[f"eval/score_vs_{name}"] = ev["score"]
-                scores.append(ev["score"])
-            metrics["eval/mean_score"] = float(np.mean(scores))
-            if cfg.keep_best and metrics["eval/mean_score"] > state.best_score:
-                # the policy with the best evaluation so far is kept next to the final one
-                state.best_score = metrics["eval/mean_score"]
-                state.metrics = {k: float(v) for k, v in metrics.items()}
-                save_checkpoint(
-                    run_dir / "best",
-                    checkpoint_meta(cfg, state, "policy"),
-                    {f"model.{k}": v for k, v in net.state_dict().items()},
-                )
-        state.metrics = {k: float(v) for k, v in metrics.items()}
-        if writer is not None:
-            for k, v in metrics.items():
-                writer.add_scalar(k, v, state.global_step)
-        if bar is not None:
-            bar.update(size)
-            post = {"ent": f"{metrics['loss/entropy']:.2f}"}
-            if "eval/mean_score" in metrics:
-                post["eval"] = f"{metrics['eval/mean_score']:.2f}"
-            bar.set_postfix(post)
-        done = state.global_step >= cfg.total_steps
-        stopping = cfg.stop_after_iterations is not None and (
-            iterations_here >= cfg.stop_after_iterations
-        )
-        if state.iteration % cfg.checkpoint_interval == 0 or done:
-            name = f"step_{state.global_step:010d}"
-            save_trainer(ckpt_dir / name, cfg, state)
-            record_checkpoint(ckpt_dir, name, cfg.keep_checkpoints)
-        if stopping and not done:
-            break
+            self.opponents = pool_opponents(state.net.arch, state.pool, self.baselines)
+        return metrics
 
-    if bar is not None:
-        bar.close()
-    result: dict[str, Any] = {"iteration": state.iteration, "global_step": state.global_step}
-    if state.global_step >= cfg.total_steps:
-        # final evaluation, written next to the final policy checkpoint
-        evaluation: dict[str, Any] = {
+    def postfix(self, metrics: dict[str, float]) -> dict[str, str]:
+        post = {"ent": f"{metrics['loss/entropy']:.2f}"}
+        if "eval/mean_score" in metrics:
+            post["eval"] = f"{metrics['eval/mean_score']:.2f}"
+        return post
+
+    # --- evaluations ---
+    def evaluate(self, num_games: int, seed: int) -> Evaluation:
+        """The greedy policy against each of ``eval_opponents``; the score is the mean."""
+        metrics: dict[str, float] = {}
+        scores = []
+        for name, opponent in self.eval_opponents.items():
+            ev = evaluate_against(self.cfg, self.state.net, opponent, num_games, seed)
+            metrics[f"eval/win_rate_vs_{name}"] = ev["win_rate"]
+            metrics[f"eval/draw_rate_vs_{name}"] = ev["draw_rate"]
+            metrics[f"eval/score_vs_{name}"] = ev["score"]
+            scores.append(ev["score"])
+        metrics["eval/mean_score"] = float(np.mean(scores))
+        return Evaluation(metrics, score=metrics["eval/mean_score"])
+
+    def final_evaluation(
+        self, final: Path, best: Path | None, num_games: int, seed: int
+    ) -> Evaluation:
+        state = self.state
+        report: dict[str, Any] = {
             "policy": "greedy",
             "global_step": state.global_step,
             "iteration": state.iteration,
         }
-        for name, opponent in eval_opponents.items():
-            ev = evaluate_against(
-                cfg, net, opponent, cfg.final_eval_games, seed=cfg.seed * 1000 + 11
-            )
-            evaluation[f"vs_{name}"] = ev
-            state.metrics[f"final/win_rate_vs_{name}"] = ev["win_rate"]
-            state.metrics[f"final/score_vs_{name}"] = ev["score"]
-            if writer is not None:
-                writer.add_scalar(f"final/score_vs_{name}", ev["score"], state.global_step)
-        save_checkpoint(
-            run_dir / "final",
-            checkpoint_meta(cfg, state, "policy"),
-            {f"model.{k}": v for k, v in net.state_dict().items()},
-        )
-        if cfg.keep_best and (run_dir / "best.json").exists():
-            best = load_checkpoint(run_dir / "best", cfg.game)
-            evaluation["best"] = {
-                "global_step": best.meta["global_step"],
+        metrics: dict[str, float] = {}
+        for name, opponent in self.eval_opponents.items():
+            ev = evaluate_against(self.cfg, state.net, opponent, num_games, seed)
+            report[f"vs_{name}"] = ev
+            metrics[f"final/win_rate_vs_{name}"] = ev["win_rate"]
+            metrics[f"final/score_vs_{name}"] = ev["score"]
+        if best is not None:
+            kept = load_checkpoint(best, self.cfg.game)
+            report["best"] = {
+                "global_step": kept.meta["global_step"],
                 **{
                     f"vs_{name}": evaluate_against(
-                        cfg, best.policy(), opponent, cfg.final_eval_games, cfg.seed * 1000 + 11
+                        self.cfg, kept.policy(), opponent, num_games, seed
                     )
-                    for name, opponent in eval_opponents.items()
+                    for name, opponent in self.eval_opponents.items()
                 },
             }
-        write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
-        result["final_eval"] = evaluation
-    if writer is not None:
-        writer.close()
-    result["metrics"] = dict(state.metrics)
-    return result
+        return Evaluation(metrics, report=report)
+
+    # --- checkpoints ---
+    def checkpoint_name(self) -> str:
+        return f"step_{self.state.global_step:010d}"
+
+    def save(self, path: Path) -> None:
+        save_trainer(path, self.cfg, self.state)
+
+    def restore(self, path: Path) -> None:
+        restore_trainer(path, self.cfg, self.state)
+        self.opponents = pool_opponents(self.state.net.arch, self.state.pool, self.baselines)
+
+    def save_policy(self, path: Path) -> None:
+        tensors = {f"model.{k}": v for k, v in self.state.net.state_dict().items()}
+        save_checkpoint(path, checkpoint_meta(self.cfg, self.state, "policy"), tensors)
+
+
+def train(
+    cfg: PPOConfig,
+    resume: bool = False,
+    log: Callable[[str], Any] = print,
+    collect: Callable[[PolicyNet, TrainerState], Rollout] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) a PPO training run; returns the final metrics (see
+    :func:`spieltisch.train.run_loop.run`). ``collect``: see :class:`PPOTrainer`."""
+    return run(PPOTrainer(cfg, collect), resume, log)

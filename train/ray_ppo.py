@@ -35,8 +35,7 @@ import numpy as np
 import torch
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.train.config import PPOConfig
-from spieltisch.train.ppo import Rollout, TrainerState, play_iteration, pool_opponents
-from spieltisch.train.selfplay_games import make_batched_game
+from spieltisch.train.ppo import Rollout, TrainerState, make_games, play_iteration, pool_opponents
 
 
 class RolloutWorker:
@@ -46,7 +45,7 @@ class RolloutWorker:
         torch.set_num_threads(cfg.torch_threads)
         self.cfg = cfg
         self.arch = PolicyArch.from_json(arch)
-        self.games = make_batched_game(cfg.game, cfg.game_options, num_games)
+        self.games = make_games(cfg.game, cfg.game_options, num_games)
         self.net = PolicyNet(self.arch)
         self.pool_version = -1
         self.opponents: list[Any] = []

@@ -23,19 +23,19 @@ win / gammon / backgammon probabilities). One game of training:
    towards the final result of every afterstate. Traces start at zero every game.
 
 Everything of one game runs in one compiled kernel (:func:`train_games`) calling the engine's
-kernels and the net's kernels; Python only hands it chunks of games, logs, evaluates and
+kernels and the net's kernels; Python (:class:`TDTrainer`, driven by the shared run loop of
+:mod:`spieltisch.train.run_loop`) only hands it chunks of games, logs, evaluates and
 checkpoints. Because traces are reset every game, the trainer's whole state between games is
 the weights, the generator and the counters: a checkpoint is exact, and ``--resume`` continues
 as if the run had not stopped (and the chunking never changes the result).
 
-Every ``eval_interval`` games the current weights play ``pubeval`` in the arena (seats swapped,
-paired dice) and the points per game with its 95% interval go to TensorBoard; the final
-evaluation is written next to the final checkpoint (``final_eval.json``).
+Every ``eval_interval`` games the current weights play ``eval_opponent`` (``pubeval``) in the
+arena (seats swapped, paired dice) and the points per game with its 95% interval go to
+TensorBoard; the final evaluation is written next to the final checkpoint (``final_eval.json``).
 """
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from dataclasses import dataclass, field
@@ -44,37 +44,21 @@ from typing import Any
 
 import numba
 import numpy as np
+from spieltisch.agents.arena.provenance import git_revision
 from spieltisch.agents.backgammon import td_value as tv
-from spieltisch.agents.neural.checkpoint import (
-    CheckpointError,
-    git_revision,
-    load_checkpoint,
-    save_checkpoint,
-)
+from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
-from spieltisch.train.config import TDConfig, config_to_dict
-from spieltisch.train.run_files import (
-    latest_checkpoint,
-    load_training_checkpoint,
-    open_logs,
-    record_checkpoint,
-    write_resolved_config,
-    write_text_atomic,
-)
+from spieltisch.train.config import RESUMABLE_RUN_KEYS, TDConfig, config_to_dict
+from spieltisch.train.run_files import checkpoint_dir, load_training_checkpoint
+from spieltisch.train.run_loop import Evaluation, Trainer, run
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
+    *RESUMABLE_RUN_KEYS,
     "total_games",
     "stop_after_games",
-    "progress",
-    "tensorboard",
-    "eval_interval",
-    "eval_games",
     "eval_workers",
-    "final_eval_games",
-    "checkpoint_interval",
-    "keep_checkpoints",
     "chunk_games",
 }
 #: the run's statistics per game returned by the kernel (columns of ``stats``)
@@ -373,67 +357,100 @@ def arena_eval(
 
 
 # ----------------------------------------------------------------------------------------------
-# The training loop
+# The trainer (driven by the run loop)
 # ----------------------------------------------------------------------------------------------
-def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, Any]:
-    """Run (or resume) a TD(lambda) training run; returns the final metrics."""
-    if cfg.game_options.get("cube", False):
-        raise ValueError("TD training plays without the doubling cube (game_options.cube)")
-    run_dir = Path(cfg.run_dir)
-    ckpt_dir = run_dir / "checkpoints"
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
+class TDTrainer(Trainer):
+    """TD(lambda) for :func:`spieltisch.train.run_loop.run`: a round and a progress unit are one
+    game; a step plays up to ``chunk_games`` games in the compiled trainer. With ``resume`` the
+    weights come from the run's checkpoint, so ``init_from`` is not read."""
 
-    rng = np.random.default_rng(cfg.seed)
-    params = tv.init_params(tv.TDArch(hidden=cfg.hidden), rng, cfg.init_scale)
-    state = TDState(params=params, rng=rng)
-    if cfg.init_from and not resume:
-        start = load_checkpoint(cfg.init_from, cfg.game)
+    unit = "game"
+    bar_smoothing = 0.05
+    checkpoint_on_stop = True
+    #: the arena evaluates a checkpoint file; saved again afterwards, it records the evaluation
+    checkpoint_on_evaluation = True
+
+    def __init__(self, cfg: TDConfig, resume: bool = False, log: Any = print) -> None:
+        self.cfg = cfg
+        rng = np.random.default_rng(cfg.seed)
+        params = tv.init_params(tv.TDArch(hidden=cfg.hidden), rng, cfg.init_scale)
+        self.state = TDState(params=params, rng=rng)
+        if cfg.init_from and not resume:
+            games = self._start_from(cfg.init_from)
+            log(f"initialised from {cfg.init_from} ({games} games)")
+        self.initial = initial_vector()
+        self.workspace = k.new_workspace()
+
+    def _start_from(self, path: str) -> Any:
+        """Take the weights of the TD checkpoint ``path`` (a second stage of training); returns
+        the games it was trained on (as its metadata says)."""
+        start = load_checkpoint(path, self.cfg.game)
         try:
             arch = tv.TDArch.from_json(start.meta["arch"])
-            if arch.hidden != cfg.hidden:
-                raise ValueError(f"it has {arch.hidden} hidden units, the config {cfg.hidden}")
-            state.params = tv.params_from_tensors(arch, start.tensors, str(cfg.init_from))
+            if arch.hidden != self.cfg.hidden:
+                raise ValueError(f"it has {arch.hidden} hidden units, the config {self.cfg.hidden}")
+            self.state.params = tv.params_from_tensors(arch, start.tensors, str(path))
         except (KeyError, TypeError, ValueError) as err:
-            raise CheckpointError(f"init_from {cfg.init_from}: {err}") from err
-        state.earlier_games = int(start.meta.get("games_total", start.meta.get("games", 0)))
-        log(f"initialised from {cfg.init_from} ({start.meta.get('games')} games)")
-    if resume:
-        path = latest_checkpoint(run_dir)
-        if path is None:
-            raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
-        restore_trainer(path, cfg, state)
-        log(f"resumed from {path} at game {state.games}")
-    write_resolved_config(run_dir, cfg)
+            raise CheckpointError(f"init_from {path}: {err}") from err
+        self.state.earlier_games = int(start.meta.get("games_total", start.meta.get("games", 0)))
+        return start.meta.get("games")
 
-    writer, bar = open_logs(run_dir, cfg, cfg.total_games, state.games, "game", 0.05)
+    # --- where the run stands (the state is what a checkpoint holds) ---
+    @property
+    def rounds(self) -> int:
+        return self.state.games
 
-    initial = initial_vector()
-    ws = k.new_workspace()
-    p = state.params
-    games_here = 0
-    while state.games < cfg.total_games:
-        # a chunk ends at the next checkpoint / evaluation / stop boundary (chunking does not
-        # change the result: traces are per game, the generator is sequential)
-        n = min(cfg.chunk_games, cfg.total_games - state.games)
-        for interval in (cfg.checkpoint_interval, cfg.eval_interval):
-            if interval:
-                n = min(n, interval - state.games % interval)
-        if cfg.stop_after_games is not None:
-            n = min(n, cfg.stop_after_games - games_here)
+    @property
+    def units(self) -> int:
+        return self.state.games
+
+    @property
+    def total_units(self) -> int:
+        return self.cfg.total_games
+
+    @property
+    def stop_after_rounds(self) -> int | None:
+        return self.cfg.stop_after_games
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.state.metrics
+
+    @metrics.setter
+    def metrics(self, metrics: dict[str, float]) -> None:
+        self.state.metrics = metrics
+
+    def position(self) -> str:
+        return f"game {self.state.games}"
+
+    def summary(self) -> dict[str, Any]:
+        state = self.state
+        return {
+            "games": state.games,
+            "iteration": state.games,
+            "global_step": state.games,
+            "seconds": dict(state.seconds),
+        }
+
+    # --- a chunk of games ---
+    def step(self, max_rounds: int) -> dict[str, float]:
+        """Play and learn from up to ``chunk_games`` games (chunking does not change the result:
+        traces are per game, the generator is sequential)."""
+        cfg, state, p = self.cfg, self.state, self.state.params
+        n = min(cfg.chunk_games, cfg.total_games - state.games, max_rounds)
         stats = np.zeros((n, 5))
         t0, c0 = time.perf_counter(), time.process_time()
         train_games(
-            p["W1"], p["b1"], p["W2"], p["b2"], initial, n, state.games,
-            cfg.lr, cfg.lr_final, cfg.lr_decay_games, cfg.lam, state.rng, ws, stats,
+            p["W1"], p["b1"], p["W2"], p["b2"], self.initial, n, state.games,
+            cfg.lr, cfg.lr_final, cfg.lr_decay_games, cfg.lam, state.rng, self.workspace, stats,
         )  # fmt: skip
         elapsed = time.perf_counter() - t0
         state.seconds["train_wall"] += elapsed
         state.seconds["train_cpu"] += time.process_time() - c0
         state.games += n
-        games_here += n
         state.moves += int(stats[:, ST_MOVES].sum())
         steps = max(1.0, stats[:, ST_STEPS].sum())
-        metrics = {
+        return {
             "loss/td_error_rms": float(np.sqrt(stats[:, ST_DELTA2].sum() / (5 * steps))),
             "throughput/games_per_s": n / max(elapsed, 1e-9),
             "throughput/games_per_hour": 3600 * n / max(elapsed, 1e-9),
@@ -443,75 +460,65 @@ def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, An
             if state.games >= cfg.lr_decay_games
             else cfg.lr + (cfg.lr_final - cfg.lr) * state.games / cfg.lr_decay_games,
         }
-        done = state.games >= cfg.total_games
-        stopping = cfg.stop_after_games is not None and games_here >= cfg.stop_after_games
-        save_now = state.games % cfg.checkpoint_interval == 0 or done or stopping
-        eval_now = bool(cfg.eval_interval) and state.games % cfg.eval_interval == 0
-        if eval_now:
-            name = f"games_{state.games:09d}"
-            save_trainer(ckpt_dir / name, cfg, state)
-            t_eval = time.perf_counter()
-            ev = arena_eval(
-                ckpt_dir / name, cfg.eval_opponent, cfg.eval_games, cfg.seed * 1000 + 7,
-                cfg.eval_workers,
-            )  # fmt: skip
-            state.seconds["eval_wall"] += time.perf_counter() - t_eval
-            ev["training_games"] = state.games
-            state.evals.append(ev)
-            metrics.update({f"eval/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high")})
-            metrics["eval/win_rate"] = ev["win_rate"]
-            log_line = (
-                f"game {state.games}: vs {cfg.eval_opponent} {ev['ppg']:+.3f} ppg "
-                f"[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}] over {ev['games']} games"
-            )
-            if bar is not None:
-                bar.write(log_line)
-            else:
-                log(log_line)
-        state.metrics = {key: float(v) for key, v in metrics.items()}
-        if writer is not None:
-            for key, v in metrics.items():
-                writer.add_scalar(key, v, state.games)
-            writer.flush()
-        if bar is not None:
-            bar.update(n)
-            post = {"td_rms": f"{metrics['loss/td_error_rms']:.3f}"}
-            if state.evals:
-                post["ppg"] = f"{state.evals[-1]['ppg']:+.3f}"
-            bar.set_postfix(post)
-        if save_now or eval_now:
-            name = f"games_{state.games:09d}"
-            save_trainer(ckpt_dir / name, cfg, state)  # (again after an eval: it is recorded)
-            record_checkpoint(ckpt_dir, name, cfg.keep_checkpoints)
-        if stopping and not done:
-            break
 
-    if bar is not None:
-        bar.close()
-    result: dict[str, Any] = {"games": state.games, "iteration": state.games}
-    result["global_step"] = state.games
-    result["seconds"] = dict(state.seconds)
-    if state.games >= cfg.total_games:
-        # final evaluation, written next to the final checkpoint
-        final = run_dir / "final"
-        save_checkpoint(final, checkpoint_meta(cfg, state, "policy"), _tensors(state.params))
-        evaluation: dict[str, Any] = {"training_games": state.games}
-        if cfg.final_eval_games:
-            ev = arena_eval(
-                final, cfg.eval_opponent, cfg.final_eval_games, cfg.seed * 1000 + 11,
-                cfg.eval_workers,
-            )  # fmt: skip
-            evaluation.update(ev)
-            state.metrics.update(
-                {f"final/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high")}
-            )
-            state.metrics["final/win_rate"] = ev["win_rate"]
-            save_checkpoint(final, checkpoint_meta(cfg, state, "policy"), _tensors(state.params))
-            if writer is not None:
-                writer.add_scalar("final/ppg", ev["ppg"], state.games)
-        write_text_atomic(run_dir / "final_eval.json", json.dumps(evaluation, indent=2) + "\n")
-        result["final_eval"] = evaluation
-    if writer is not None:
-        writer.close()
-    result["metrics"] = dict(state.metrics)
-    return result
+    def postfix(self, metrics: dict[str, float]) -> dict[str, str]:
+        post = {"td_rms": f"{metrics['loss/td_error_rms']:.3f}"}
+        if self.state.evals:
+            post["ppg"] = f"{self.state.evals[-1]['ppg']:+.3f}"
+        return post
+
+    # --- evaluations (the arena plays checkpoint files) ---
+    def evaluate(self, num_games: int, seed: int) -> Evaluation:
+        """The current weights against ``eval_opponent``; the score is the points per game."""
+        cfg, state = self.cfg, self.state
+        path = checkpoint_dir(Path(cfg.run_dir)) / self.checkpoint_name()
+        self.save(path)
+        t_eval = time.perf_counter()
+        ev = arena_eval(path, cfg.eval_opponent, num_games, seed, cfg.eval_workers)
+        state.seconds["eval_wall"] += time.perf_counter() - t_eval
+        ev["training_games"] = state.games
+        state.evals.append(ev)
+        metrics = {f"eval/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high")}
+        metrics["eval/win_rate"] = ev["win_rate"]
+        line = (
+            f"game {state.games}: vs {cfg.eval_opponent} {ev['ppg']:+.3f} ppg "
+            f"[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}] over {ev['games']} games"
+        )
+        return Evaluation(metrics, score=ev["ppg"], line=line)
+
+    def final_evaluation(
+        self, final: Path, best: Path | None, num_games: int, seed: int
+    ) -> Evaluation:
+        """The final weights (the checkpoint ``final``) against ``eval_opponent``, unless
+        ``final_eval_games`` is 0."""
+        report: dict[str, Any] = {"training_games": self.state.games}
+        metrics: dict[str, float] = {}
+        if num_games:
+            ev = arena_eval(final, self.cfg.eval_opponent, num_games, seed, self.cfg.eval_workers)
+            report.update(ev)
+            metrics = {f"final/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high")}
+            metrics["final/win_rate"] = ev["win_rate"]
+        return Evaluation(metrics, report=report)
+
+    # --- checkpoints ---
+    def checkpoint_name(self) -> str:
+        return f"games_{self.state.games:09d}"
+
+    def save(self, path: Path) -> None:
+        save_trainer(path, self.cfg, self.state)
+
+    def restore(self, path: Path) -> None:
+        restore_trainer(path, self.cfg, self.state)
+
+    def save_policy(self, path: Path) -> None:
+        save_checkpoint(
+            path, checkpoint_meta(self.cfg, self.state, "policy"), _tensors(self.state.params)
+        )
+
+
+def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, Any]:
+    """Run (or resume) a TD(lambda) training run; returns the final metrics (see
+    :func:`spieltisch.train.run_loop.run`)."""
+    if cfg.game_options.get("cube", False):
+        raise ValueError("TD training plays without the doubling cube (game_options.cube)")
+    return run(TDTrainer(cfg, resume, log), resume, log)

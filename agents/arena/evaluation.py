@@ -44,7 +44,7 @@ from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.agents.arena.report import to_markdown
 from spieltisch.agents.base import Agent
-from spieltisch.agents.registry import make_agent
+from spieltisch.agents.registry import check_agent_name, make_agent
 
 
 class AgentFailure(RuntimeError):
@@ -357,8 +357,11 @@ def evaluate(
 ) -> ArenaReport:
     """Run the arena: ``seeds`` seeds x both seat orders per pair of agents (see
     :func:`pairings`), or, for a HiLo table of more than two players (``mode="table"``), all
-    seat orders of the listed agents."""
+    seat orders of the listed agents. Raises ValueError listing the valid agents for an unknown
+    agent name, before any game starts."""
     options = dict(options or {})
+    for spec in agents:
+        check_agent_name(spec, game)
     from spieltisch.envs import make
 
     num_seats = len(make(game, **options).possible_agents)

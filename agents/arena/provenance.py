@@ -7,13 +7,35 @@ import platform
 import subprocess
 from datetime import UTC, datetime
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 PACKAGES = ("spieltisch", "numpy", "numba", "pettingzoo", "open-spiel", "gnubg-nn", "torch")
 
 
+def git_revision(short: bool = False) -> str | None:
+    """The git revision of the spieltisch source tree (abbreviated if ``short``), with
+    ``-dirty`` when tracked files have uncommitted changes; None outside a git checkout."""
+    here = Path(__file__).resolve().parent  # the source tree, whatever the working directory
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", *(["--short"] if short else []), "HEAD"],
+            cwd=here, capture_output=True, text=True, timeout=5,
+        )  # fmt: skip
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here, capture_output=True, text=True, timeout=5,
+        )  # fmt: skip
+        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def machine_info() -> dict[str, Any]:
-    """Date, platform, processor, cores, load average, package versions and git revision."""
+    """Date, platform, processor, cores, load average, package versions and git revision
+    (:func:`git_revision`, abbreviated)."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -27,12 +49,6 @@ def machine_info() -> dict[str, Any]:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = None
-    try:
-        revision = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-        ).stdout.strip()
-    except OSError:
-        revision = ""
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "platform": platform.platform(),
@@ -41,5 +57,5 @@ def machine_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "versions": versions,
-        "git_revision": revision,
+        "git_revision": git_revision(short=True),
     }

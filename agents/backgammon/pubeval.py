@@ -6,7 +6,7 @@ times one of two weight vectors — ``race`` when the sides have no contact any 
 otherwise. A pubeval player picks the legal play whose resulting position scores highest.
 
 The weights are data (``agents/data/pubeval.json``). They were derived from GNU Backgammon's
-own implementation (``gnubg_nn.pub_eval_score``) by ``benchmarks/derive_pubeval_weights.py``
+own implementation (``gnubg_nn.pub_eval_score``) by ``release/derive_pubeval_weights.py``
 — an exact linear fit over random positions — and ``tests/test_pubeval.py`` checks that this
 module scores positions exactly like GNU Backgammon's, so the package's pubeval does not need
 the optional gnubg-nn package.

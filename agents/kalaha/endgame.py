@@ -21,7 +21,7 @@ their own side (same level, the turn passes). The second kind strictly raises th
 *weight*, the sum of every stone's place within its row, so a level is computed in one flat pass
 in falling order of weight (:func:`_build_level`): every child is known when its parent is
 computed, and positions of one weight are independent, so two threads share them. Moves are
-played by the engine's :func:`~spieltisch.envs.kalaha.engine.sow` kernel: the rules are not
+played by the engine's :func:`~spieltisch.envs.kalaha.rules.sow` kernel: the rules are not
 restated here.
 
 Files: one per level, ``kalaha-p{pits}-{rules}-n{stones:03d}.v{FORMAT_VERSION}.egdb`` in the cache
@@ -50,7 +50,9 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from spieltisch.envs.kalaha.engine import BOARD_DTYPE, RULE_SETS, sow
+from spieltisch.agents.files import write_atomic
+from spieltisch.envs.kalaha.engine import RULE_SETS
+from spieltisch.envs.kalaha.rules import BOARD_DTYPE, sow
 
 FORMAT_VERSION = 1
 MAGIC = b"SPTKEGDB"
@@ -413,13 +415,15 @@ def _header(pits: int, rules: str, n: int, level: np.ndarray) -> bytes:
 
 def _write_level(path: Path, pits: int, rules: str, n: int, level: np.ndarray) -> None:
     """Write atomically (temporary file + rename); a failure to write only warns."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+
+    def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
             f.write(_header(pits, rules, n, level))
             f.write(level.tobytes())
-        os.replace(tmp, path)
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, write)
     except OSError as err:
         warnings.warn(f"could not write endgame database {path}: {err}", stacklevel=3)
 

@@ -21,16 +21,8 @@ from typing import Any
 import numpy as np
 from spieltisch.agents.base import Agent, legal_actions_of
 from spieltisch.agents.kalaha.solver import DEFAULT_TT_BITS, KalahaSolver
-from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState
-
-
-def game_from_options(options: dict[str, Any]) -> KalahaGame:
-    """The :class:`KalahaGame` named by env options (other options are ignored)."""
-    return KalahaGame(
-        pits=int(options.get("pits", 6)),
-        seeds=int(options.get("seeds", 6)),
-        rules=str(options.get("rules", "goki")),
-    )
+from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
+from spieltisch.envs.kalaha.rules import BOARD_DTYPE
 
 
 class PerfectAgent(Agent):
@@ -66,7 +58,7 @@ class PerfectAgent(Agent):
 
 
 def _perfect(options: dict[str, Any], seed: int | None) -> Agent:
-    return PerfectAgent(game_from_options(options), seed)
+    return PerfectAgent(KalahaGame.from_options(options), seed)
 
 
 #: agents of this module, by name (see :mod:`spieltisch.agents.registry`)

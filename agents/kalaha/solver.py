@@ -32,7 +32,7 @@ before the move): the optimal moves are those whose value equals the position's 
 * Extra turns: when the last stone lands in the mover's store the same player moves again, so
   the child's value is *added* (no negation); when the turn passes it is subtracted.
 
-Every move is played by the engine's numba kernel :func:`~spieltisch.envs.kalaha.engine.sow`;
+Every move is played by the engine's numba kernel :func:`~spieltisch.envs.kalaha.rules.sow`;
 the rules are not restated here. The search is iterative with explicit stacks (numba cannot cache
 recursive functions).
 
@@ -68,7 +68,8 @@ from spieltisch.agents.kalaha.endgame import (
     prefetch,
     rank_board,
 )
-from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState
+from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
+from spieltisch.envs.kalaha.rules import BOARD_DTYPE
 
 #: default size budget of the endgame database (entries = bytes): 6 pits -> 20 stones (215 MiB,
 #: built once in about a minute on two cores and cached)

@@ -1,8 +1,8 @@
 """Scripted baselines for the two mancala games, Kalaha and Hus: ``greedy`` and ``alphabeta``.
 
-Both search with the engines' own move kernels (:func:`spieltisch.envs.kalaha.engine.sow`,
-:func:`spieltisch.envs.hus.engine.play_pit`), called from one numba-compiled negamax; no rule is
-re-implemented here.
+Both search with the engines' own rule kernels (:mod:`spieltisch.envs.kalaha.rules`: ``sow``,
+``final_result``, ``observe``; :mod:`spieltisch.envs.hus.rules`: ``play_pit``, ``final_result``,
+``observe``), called from one numba-compiled negamax; no rule is re-implemented here.
 
 * ``alphabeta`` -- negamax alpha-beta with iterative deepening, move ordering (transposition-table
   move first, then the children by their static value) and a transposition table (Zobrist
@@ -36,8 +36,14 @@ from typing import Any
 import numba
 import numpy as np
 from spieltisch.agents.base import Agent, legal_actions_of
-from spieltisch.envs.hus.engine import DEFAULT_MAX_SOWN, play_pit
-from spieltisch.envs.kalaha.engine import sow
+from spieltisch.envs.hus.rules import DEFAULT_MAX_SOWN, play_pit
+from spieltisch.envs.hus.rules import final_result as hus_final_result
+from spieltisch.envs.hus.rules import observe as hus_observe
+from spieltisch.envs.hus.rules import unpack_move as hus_unpack_move
+from spieltisch.envs.kalaha.rules import final_result as kalaha_final_result
+from spieltisch.envs.kalaha.rules import observe as kalaha_observe
+from spieltisch.envs.kalaha.rules import sow, store_difference
+from spieltisch.envs.kalaha.rules import unpack_move as kalaha_unpack_move
 
 WIN = 100_000
 INF = 1 << 30
@@ -53,18 +59,18 @@ def _move(kind: int, board: np.ndarray, player: int, action: int, param: int) ->
     """Play ``action`` in place with the engine kernel; returns (next player) | terminal << 1 |
     legal mask << 2 (the mask of the next player)."""
     if kind == KALAHA:
-        packed = sow(board, player, action, param != 0)
-        return packed  # already in this layout
-    packed, _sown, _relays = play_pit(board, player, action, param)
-    return (packed & 3) | (((packed >> 4) & 0xFFFF) << 2)
+        nxt, over, mask = kalaha_unpack_move(sow(board, player, action, param != 0))
+    else:
+        packed, _sown, _relays = play_pit(board, player, action, param)
+        nxt, over, mask = hus_unpack_move(packed)
+    return nxt | (over << 1) | (mask << 2)
 
 
 @numba.njit(cache=True, nogil=True)
 def _static(kind: int, board: np.ndarray, player: int) -> int:
     """Heuristic value of ``board`` for ``player``."""
     if kind == KALAHA:
-        pits = (board.shape[0] - 2) // 2
-        return board[player * (pits + 1) + pits] - board[(1 - player) * (pits + 1) + pits]
+        return store_difference(board, player)
     own = 0
     opp = 0
     for i in range(16):
@@ -75,41 +81,34 @@ def _static(kind: int, board: np.ndarray, player: int) -> int:
 
 @numba.njit(cache=True, nogil=True)
 def _terminal_value(kind: int, board: np.ndarray, player: int, next_player: int) -> int:
-    """Value for ``player`` of a finished game (``next_player``: who would move next)."""
-    margin = _static(kind, board, player)
+    """Value for ``player`` of a finished game (``next_player``: who would move next): ``+-WIN``
+    by the game's result plus the static margin (0 for a Kalaha draw, whose stores are equal)."""
     if kind == KALAHA:
-        if margin > 0:
-            return WIN + margin
-        if margin < 0:
-            return -WIN + margin
-        return 0
-    # Hus: the player who cannot move loses.
-    if next_player == player:
-        return -WIN + margin
-    return WIN + margin
+        result = kalaha_final_result(board, next_player, player)
+    else:
+        result = hus_final_result(board, next_player, player)
+    return result * WIN + _static(kind, board, player)
 
 
-#: what the compiled search reads to score its horizon: layer sizes, weights, observation
-#: index, scratch; empty arrays (:func:`static_leaf_evaluator`) mean the static value
-NetTuple = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: what the compiled search reads to score its horizon: layer sizes, weights, scratch; empty
+#: arrays (:func:`static_leaf_evaluator`) mean the static value
+NetTuple = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def static_leaf_evaluator() -> NetTuple:
     """No network: the search scores its horizon with the static value."""
-    return (
-        np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((2, 0), np.int64),
-        np.zeros((2, 0), np.float32),
-    )  # fmt: skip
+    return np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((2, 0), np.float32)
 
 
 def net_leaf_evaluator(
-    layers: list[tuple[np.ndarray, np.ndarray]], observation_index: np.ndarray, scale: float
+    layers: list[tuple[np.ndarray, np.ndarray]], observation_size: int, scale: float
 ) -> NetTuple:
     """A tanh MLP value net (``layers`` = (weight (out, in), bias) per layer, the last one
     the value head; every layer is followed by tanh) as the arrays the compiled search reads:
-    the observation of the mover is ``board[observation_index[mover]] / scale``."""
+    its input is the mover's observation (the env's, ``observation_size`` long, from the rules'
+    ``observe`` kernel) divided by ``scale``."""
     sizes = [layers[0][0].shape[1]] + [w.shape[0] for w, _ in layers]
-    if sizes[-1] != 1 or observation_index.shape != (2, sizes[0]):
+    if sizes[-1] != 1 or sizes[0] != observation_size:
         raise ValueError(f"not a value net over this observation: layer sizes {sizes}")
     params = []
     for k, (w, b) in enumerate(layers):
@@ -117,7 +116,6 @@ def net_leaf_evaluator(
         params += [w.ravel(), np.asarray(b, np.float32).ravel()]
     return (
         np.asarray(sizes, np.int64), np.concatenate(params).astype(np.float32),
-        np.ascontiguousarray(observation_index, np.int64),
         np.zeros((2, max(sizes)), np.float32),
     )  # fmt: skip
 
@@ -143,14 +141,16 @@ def _tanh(x: float) -> float:
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def _net_value(board: np.ndarray, mover: int, net: NetTuple) -> float:
+def _net_value(kind: int, board: np.ndarray, mover: int, net: NetTuple) -> float:
     """The value net's output for ``mover`` (to move) on ``board`` (about 4 us for 32 inputs
     and two hidden layers of 128)."""
-    sizes, params, index, scratch = net
+    sizes, params, scratch = net
     x = scratch[0]
     y = scratch[1]
-    for i in range(sizes[0]):
-        x[i] = board[index[mover, i]]
+    if kind == KALAHA:
+        kalaha_observe(board, mover, x)
+    else:
+        hus_observe(board, mover, x)
     offset = 0
     for layer in range(sizes.shape[0] - 1):
         n_in = sizes[layer]
@@ -175,7 +175,7 @@ def _leaf_value(kind: int, board: np.ndarray, player: int, mover: int, net: NetT
     static value, or the value net's scaled to an integer."""
     if net[0].shape[0] == 0:
         return _static(kind, board, player)
-    v = round(_net_value(board, mover, net) * VALUE_SCALE)
+    v = round(_net_value(kind, board, mover, net) * VALUE_SCALE)
     return v if mover == player else -v
 
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from typing import Any
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
+from spieltisch.agents.files import write_atomic, write_text_atomic
 from spieltisch.agents.neural.policy import NeuralAgent, PolicyArch, PolicyNet
 
 FORMAT = "spieltisch-checkpoint"
@@ -75,39 +74,6 @@ class Checkpoint:
         return f"checkpoint {self.path}" if self.path else "checkpoint"
 
 
-def git_revision() -> str | None:
-    """The source tree's git revision (with ``-dirty``), or None outside a git checkout."""
-    here = Path(__file__).resolve().parent
-    try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
-        )
-        if rev.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=here,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _atomic_write(path: Path, write: Any) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; checkpoints are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -131,11 +97,11 @@ def save_checkpoint(
     weights, meta_path = paths_of(path)
     weights.parent.mkdir(parents=True, exist_ok=True)
     flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    _atomic_write(weights, lambda tmp: save_file(flat, tmp))
+    write_atomic(weights, lambda tmp: save_file(flat, tmp))
     full = {"format": FORMAT, "format_version": FORMAT_VERSION, **meta}
     full["weights_sha256"] = _sha256(weights)
     text = json.dumps(full, indent=2, sort_keys=True)
-    _atomic_write(meta_path, lambda tmp: Path(tmp).write_text(text + "\n"))
+    write_text_atomic(meta_path, text + "\n")
     return weights
 
 

@@ -34,6 +34,8 @@ import numpy as np
 import torch
 from spieltisch.agents.base import Agent, legal_actions_of
 from spieltisch.agents.neural.policy import PolicyNet
+from spieltisch.envs import make_batch
+from spieltisch.envs._common.batch import BatchedGame
 
 #: a hard cap on how far ``max_leaves`` may deepen past ``depth`` (forced lines can be long)
 MAX_EXTRA_PLIES = 24
@@ -41,8 +43,25 @@ MAX_EXTRA_PLIES = 24
 #: leaves evaluated per network call (bounds the memory of the hidden activations)
 LEAF_CHUNK = 1 << 17
 
-#: games whose training adapter can load arbitrary positions (``load``) for search
+#: games whose batched engine holds a whole position in (board, mover, end flag) for search
 SEARCHABLE_GAMES = ("kalaha", "hus")
+
+
+def _positions(
+    game: str,
+    game_options: dict[str, Any],
+    boards: np.ndarray,
+    players: np.ndarray,
+    terminal: np.ndarray,
+) -> BatchedGame:
+    """A mancala batch (Kalaha or Hus: board, mover and end flag are its whole state) holding
+    the given positions."""
+    games = make_batch(game, len(boards), **game_options)
+    games.boards[:] = boards
+    games.current_player[:] = players
+    games.terminal[:] = terminal
+    games.refresh_masks()
+    return games
 
 
 def searched_values(
@@ -59,8 +78,6 @@ def searched_values(
 
     With ``max_leaves`` the tree keeps growing past ``depth`` plies while the next ply has at
     most that many positions (endgames, forced sequences), so the depth adapts to a budget."""
-    from spieltisch.train.selfplay_games import make_batched_game
-
     if depth < 1:
         raise ValueError(f"search depth must be at least 1, got {depth}")
     boards = np.asarray(board)[None].copy()
@@ -70,20 +87,20 @@ def searched_values(
     if max_leaves < 0:
         raise ValueError(f"max_leaves must be at least 0, got {max_leaves}")
     while True:
-        games = make_batched_game(game, game_options, len(boards))
-        games.load(boards, players, terminal)
-        parent, action = np.nonzero(games.batch.legal_mask)
+        games = _positions(game, game_options, boards, players, terminal)
+        parent, action = np.nonzero(games.legal_mask)
         deep_enough = len(levels) >= depth
         if parent.size == 0 or (
             deep_enough and (parent.size > max_leaves or len(levels) >= depth + MAX_EXTRA_PLIES)
         ):
             break
-        children = make_batched_game(game, game_options, parent.size)
-        children.load(boards[parent], players[parent], np.zeros(parent.size, dtype=bool))
+        children = _positions(
+            game, game_options, boards[parent], players[parent], np.zeros(parent.size, dtype=bool)
+        )
         children.step(action)
-        boards = children.batch.boards.copy()
-        players = children.batch.current_player.copy()
-        terminal = children.batch.terminal.copy()
+        boards = children.boards.copy()
+        players = children.current_player.copy()
+        terminal = children.terminal.copy()
         exact = children.returns()[:, player]
         levels.append((parent, action, players, terminal, exact))
         last_games = children
@@ -92,7 +109,8 @@ def searched_values(
     values = exact.astype(np.float64)
     open_ = np.flatnonzero(~finished)
     if open_.size:
-        obs, _, mover = last_games.observe()
+        obs, _ = last_games.observe()
+        mover = last_games.current_player
         sign = np.where(mover[open_] == player, 1.0, -1.0)
         with torch.no_grad():  # in chunks: a deep search can have millions of leaves
             for start in range(0, open_.size, LEAF_CHUNK):
@@ -134,14 +152,15 @@ def alphabeta_searcher(
         net_leaf_evaluator,
         search_kind,
     )
-    from spieltisch.train.selfplay_games import make_batched_game
 
     kind, param = search_kind(game, game_options)
     searcher = MancalaSearchAgent(
         kind, param, seed, depth=depth, tt_bits=tt_bits, name=f"search{depth}"
     )
-    index = make_batched_game(game, game_options, 1).observation_index  # the env's, per seat
-    searcher.leaf_net = net_leaf_evaluator(value_layers(net), index, net.arch.observation_scale)
+    (observation_size,) = make_batch(game, 1, **game_options).observation_shape
+    searcher.leaf_net = net_leaf_evaluator(
+        value_layers(net), observation_size, net.arch.observation_scale
+    )
     return searcher
 
 

@@ -84,6 +84,31 @@ def sample_legal_actions(legal_mask: np.ndarray, rng: np.random.Generator) -> np
 BatchSeed = int | np.random.Generator | None
 
 
+def check_int_seed(seed: object) -> int:
+    """``seed`` if it is an integer seed (not a bool), else a TypeError naming what reset takes."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed must be an int, a numpy Generator or None, got {seed!r}")
+    return int(seed)
+
+
+def save_arrays(owner: object, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Copies of the arrays ``owner.<name>``: the state part of a batch's :meth:`save`."""
+    return {name: getattr(owner, name).copy() for name in names}
+
+
+def load_arrays(owner: object, saved: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Copy ``saved[name]`` into ``owner.<name>`` for every name, after checking every shape
+    (so a wrong save changes nothing)."""
+    for name in names:
+        if np.shape(saved[name]) != np.shape(getattr(owner, name)):
+            raise ValueError(
+                f"saved {name} has shape {np.shape(saved[name])}, "
+                f"the batch's {np.shape(getattr(owner, name))}"
+            )
+    for name in names:
+        getattr(owner, name)[...] = saved[name]
+
+
 @runtime_checkable
 class BatchedGame(Protocol):
     """``num_games`` games of one kind stepped at once; every array has the games as axis 0.
@@ -107,7 +132,8 @@ class BatchedGame(Protocol):
 
     @property
     def current_player(self) -> np.ndarray:
-        """``(B,)`` int64: the seat to move (for a finished game: the last seat to move)."""
+        """``(B,)`` int64: the seat to move; a finished game keeps a valid seat (the engine's
+        ``current_player`` of that final state), never a marker such as -1."""
         ...
 
     @property
@@ -158,3 +184,25 @@ class BatchedGame(Protocol):
     def set_state(self, g: int, state: Any) -> None:
         """Overwrite game ``g`` with a single-game engine ``state`` of the same game."""
         ...
+
+
+class ArrayStateBatch:
+    """``save``/``load``/``clone`` for a batch whose whole state is the arrays named in
+    ``state_arrays`` (no generator: the mancala games have no chance)."""
+
+    state_arrays: tuple[str, ...] = ()
+
+    def save(self) -> dict[str, Any]:
+        """Copies of the state arrays; :meth:`load` restores them."""
+        return save_arrays(self, self.state_arrays)
+
+    def load(self, saved: dict[str, Any]) -> None:
+        """Restore what :meth:`save` returned (same game, same number of games)."""
+        load_arrays(self, saved, self.state_arrays)
+
+    def clone(self) -> Self:
+        """An independent copy: the same game, fresh copies of the state arrays."""
+        twin = type(self).__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.__dict__.update(self.save())
+        return twin

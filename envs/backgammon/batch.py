@@ -1,9 +1,10 @@
 """Many backgammon games stepped at once: arrays in, arrays out, on several threads.
 
-The rules are not restated here: the compiled loops call the kernels of
-:mod:`spieltisch.envs.backgammon.rules`, the same ones a single
-:class:`~spieltisch.envs.backgammon.engine.BackgammonState` uses. Each game is one row of
-``states`` (the state vector of :mod:`.kernels`). Chance nodes never show: after every call, each
+:class:`BackgammonBatch` is a :class:`~spieltisch.envs._common.batch.BatchedGame`. The rules are
+not restated here: the compiled loops call the kernels of :mod:`spieltisch.envs.backgammon.rules`
+(the observation included), the same ones a single
+:class:`~spieltisch.envs.backgammon.engine.BackgammonState` and the env use. Each game is one row
+of ``states`` (the state vector of :mod:`.rules`). Chance nodes never show: after every call, each
 unfinished game waits for a decision (checker move, pass, or cube action), its dice rolled from
 the batch's own seeded generator.
 
@@ -19,19 +20,31 @@ Two ways to step:
 
 from __future__ import annotations
 
+import copy
 import itertools
 import queue
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
-from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
+from spieltisch.envs._common.batch import (
+    BatchSeed,
+    check_batch_actions,
+    check_int_seed,
+    load_arrays,
+    sample_legal_actions,
+    save_arrays,
+)
 from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
+from spieltisch.envs._common.options import pick_options
 from spieltisch.envs.backgammon import rules as k
-from spieltisch.envs.backgammon.engine import BackgammonGame, BackgammonState
+from spieltisch.envs.backgammon.engine import REWARD_MODES, BackgammonGame, BackgammonState
 
-ROLL_RANGE = 180  # the chance kernels take uniform numbers 0..179 (see kernels.dice_of)
+ROLL_RANGE = 180  # the chance kernels take uniform numbers 0..179 (see rules.dice_of)
+#: the env's options that do not concern a batch (truncation, rendering, error handling)
+ENV_ONLY_OPTIONS = ("max_turns", "render_mode", "illegal_action")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -55,6 +68,12 @@ def _roll_some(states, games, rolls, masks, terminal, w, eager):
     for i in range(games.shape[0]):
         g = games[i]
         _finish(states[g], rolls[i], masks, terminal, g, w, eager)
+
+
+@numba.njit(cache=True, nogil=True)
+def _observe_all(states, viewers, out):
+    for g in range(states.shape[0]):
+        k.observe(states[g], viewers[g], out[g])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -205,10 +224,11 @@ class _Workers:
 
 
 class BackgammonBatch:
-    """``num_games`` backgammon games in arrays, all updated in place:
+    """``num_games`` backgammon games in arrays, all updated in place (a
+    :class:`~spieltisch.envs._common.batch.BatchedGame`):
 
     * ``states`` ``(N, STATE_SIZE)`` int32: one state vector per game (layout in
-      :mod:`.kernels`; ``boards`` is a view of its first 52 columns);
+      :mod:`.rules`; ``boards`` is a view of its first 52 columns);
     * ``legal_mask`` ``(N, num_actions)`` int8: the legal actions of the player to act (after
       whole-play steps it is computed on first access, so play-only loops never pay for it);
     * ``terminal`` ``(N,)`` bool.
@@ -216,10 +236,15 @@ class BackgammonBatch:
     After whole-play steps the mask columns of ``states`` (and its play count) are brought up
     to date when ``legal_mask`` or :meth:`legal_plays` is next read.
 
-    ``seed`` (or a ``np.random.Generator``) seeds the dice. ``threads`` (default: numba's
-    thread count) splits the games into that many blocks, each stepped by its own worker thread
-    (the compiled loops release the GIL); results do not depend on it.
+    ``seed`` seeds the dice (a ``np.random.Generator`` is used as the batch's generator itself).
+    ``threads`` (default: numba's thread count) splits the games into that many blocks, each
+    stepped by its own worker thread (the compiled loops release the GIL); results do not depend
+    on it. ``reward`` is the env's option: what :meth:`returns` gives.
     """
+
+    game_name = "backgammon"
+    num_players = 2
+    observation_scale = 1.0
 
     def __init__(
         self,
@@ -227,6 +252,7 @@ class BackgammonBatch:
         num_games: int,
         seed: int | np.random.Generator | None = None,
         threads: int | None = None,
+        reward: str = "points",
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer):
             raise TypeError(f"num_games must be an integer, got {num_games!r}")
@@ -235,8 +261,13 @@ class BackgammonBatch:
         threads = numba.get_num_threads() if threads is None else threads
         if not 1 <= threads <= 1024:
             raise ValueError(f"threads must be 1..1024, got {threads}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.game = game
+        self.reward = reward
         self.num_games = int(num_games)
+        self.num_actions = game.num_actions
+        self.observation_shape = (k.OBS_SIZE_CUBE if game.cube else k.OBS_SIZE,)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.states = np.zeros((self.num_games, k.STATE_SIZE), dtype=np.int32)
         self._mask = np.zeros((self.num_games, game.num_actions), dtype=np.int8)
@@ -251,6 +282,19 @@ class BackgammonBatch:
         self._workers: _Workers | None = None
         self._plays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.reset()
+
+    @classmethod
+    def from_options(
+        cls, options: dict[str, Any], num_games: int, seed: BatchSeed = None
+    ) -> BackgammonBatch:
+        """The batch of the env's options: ``cube`` and ``max_cube`` (the game), ``reward``
+        (:meth:`returns`); the env's :data:`ENV_ONLY_OPTIONS` are ignored. One thread, as
+        self-play training steps it (results do not depend on the number of threads)."""
+        rule_names = ("cube", "max_cube")
+        known = (*rule_names, "reward", *ENV_ONLY_OPTIONS)
+        rules = pick_options("backgammon", options, rule_names, known)
+        reward = pick_options("backgammon", options, ("reward",), known)
+        return cls(BackgammonGame(**rules), num_games, seed=seed, threads=1, **reward)
 
     def _run(self, kernel: Callable, args: Callable[[int, int], tuple]) -> None:
         """``kernel(*args(lo, hi), workspace)`` on every block of games, in parallel."""
@@ -287,16 +331,32 @@ class BackgammonBatch:
 
     @property
     def boards(self) -> np.ndarray:
-        """``(N, 52)`` view of the boards (layout in :mod:`.kernels`)."""
+        """``(N, 52)`` view of the boards (layout in :mod:`.rules`)."""
         return self.states[:, : k.BOARD_SIZE]
 
     def _rolls(self) -> np.ndarray:
         return self.rng.integers(0, ROLL_RANGE, size=self.num_games)
 
-    def reset(self, games: np.ndarray | None = None) -> None:
+    @property
+    def current_player(self) -> np.ndarray:
+        """``(N,)`` int64: the seat to act per game (never -1: chance nodes never show; in a
+        finished game the seat that acted last)."""
+        return self.states[:, k.M_PLAYER].astype(np.int64)
+
+    def reset(self, seed: BatchSeed = None, games: np.ndarray | None = None) -> None:
         """Put ``games`` (default: all; an index or boolean array) back to the start and play
         their opening rolls; the other games are left as they are (so finished games can be
-        restarted while the rest play on)."""
+        restarted while the rest play on).
+
+        ``seed`` first reseeds the batch's generator (all the dice come from it): an int as
+        ``np.random.default_rng(seed)``; a ``np.random.Generator`` gives one draw,
+        ``int(seed.integers(0, 2**63))``, that seeds a new generator of the batch (the caller's
+        generator is advanced by that one draw and not kept); None keeps the generator as it is.
+        """
+        if isinstance(seed, np.random.Generator):
+            self.rng = np.random.default_rng(int(seed.integers(0, 2**63)))
+        elif seed is not None:
+            self.rng = np.random.default_rng(check_int_seed(seed))
         if games is None:
             idx = np.arange(self.num_games)
         else:
@@ -430,16 +490,55 @@ class BackgammonBatch:
         assert self._plays is not None
         return self._plays
 
-    def returns(self) -> np.ndarray:
-        """``(N, 2)`` points per seat (winner +points, loser -points); zeros for unfinished
-        games."""
+    def observations(self, viewers: np.ndarray | None = None) -> np.ndarray:
+        """``(N, *observation_shape)`` float32: game ``g`` seen by seat ``viewers[g]`` (default:
+        the player to act), the env's observation of that seat (:func:`.rules.observe`)."""
+        viewers = self.current_player if viewers is None else np.asarray(viewers, dtype=np.int64)
+        if viewers.shape != (self.num_games,):
+            raise ValueError(f"viewers must have shape ({self.num_games},), got {viewers.shape}")
+        if ((viewers < 0) | (viewers > 1)).any():
+            raise ValueError("viewers must be seats 0 or 1")
+        out = np.empty((self.num_games, *self.observation_shape), dtype=np.float32)
+        _observe_all(self.states, np.ascontiguousarray(viewers), out)
+        return out
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The player to act's :meth:`observations` and a copy of :attr:`legal_mask` (all zero
+        for finished games)."""
+        return self.observations(), self.legal_mask.copy()
+
+    def points(self) -> np.ndarray:
+        """``(N, 2)`` points per seat (winner +points, loser -points: win type x cube), whatever
+        the ``reward`` option; zeros for unfinished games."""
         pts = self.states[:, k.M_POINTS].astype(np.float64) * self.terminal
         sign = np.where(self.states[:, k.M_WINNER] == 0, 1.0, -1.0)
         return np.stack([pts * sign, -pts * sign], axis=1)
 
-    def current_player(self) -> np.ndarray:
-        """``(N,)`` seat to act per game."""
-        return self.states[:, k.M_PLAYER].copy()
+    def returns(self) -> np.ndarray:
+        """``(N, 2)`` float64 final rewards as the env's ``reward`` option gives them:
+        :meth:`points` (``"points"``) or their sign, +1 / -1 (``"win"``); zeros for unfinished
+        games."""
+        points = self.points()
+        return np.sign(points) if self.reward == "win" else points
+
+    def save(self) -> dict[str, Any]:
+        """Copies of the games (``states``, ``terminal``, the up-to-date ``legal_mask``) and of
+        the generator; :meth:`load` restores them."""
+        saved = save_arrays(self, ("states", "terminal", "legal_mask"))
+        return {**saved, "rng": copy.deepcopy(self.rng)}
+
+    def load(self, saved: dict[str, Any]) -> None:
+        """Restore what :meth:`save` returned (same game, same number of games)."""
+        load_arrays(self, {**saved, "_mask": saved["legal_mask"]}, ("states", "terminal", "_mask"))
+        self._mask_stale = False
+        self._plays = None
+        self.rng = copy.deepcopy(saved["rng"])
+
+    def clone(self) -> BackgammonBatch:
+        """An independent copy (games and generator; its own worker threads)."""
+        twin = BackgammonBatch(self.game, self.num_games, threads=self.threads, reward=self.reward)
+        twin.load(self.save())
+        return twin
 
     def state(self, g: int) -> BackgammonState:
         """Game ``g`` as a single-game state (a copy)."""

@@ -19,8 +19,8 @@ Quick use::
 A turn is played either one checker move at a time (:meth:`BackgammonState.apply` with the
 actions of :meth:`~BackgammonState.legal_actions`; the compulsory-play rules are in the mask) or
 as a whole play (:meth:`~BackgammonState.apply_play`, choosing among the distinct resulting
-positions, as afterstate agents do). The rules live in :mod:`.kernels` (numba); this module
-only wraps them. Board layout and action encoding: see :mod:`.kernels`.
+positions, as afterstate agents do). The rules live in :mod:`.rules` (numba); this module
+only wraps them. Board layout and action encoding: see :mod:`.rules`.
 
 Thread safety: states of one :class:`BackgammonGame` share a scratch workspace; use one game
 object per thread.
@@ -46,6 +46,9 @@ from spieltisch.envs.backgammon import notation
 from spieltisch.envs.backgammon import rules as k
 
 STATE_DTYPE = np.int32
+#: the ``reward`` option of the env and the batch: ``"points"`` (win type x cube) or ``"win"``
+#: (+1 / -1, the sign of the points)
+REWARD_MODES = ("points", "win")
 # The fields that make two states the same (see BackgammonState.__eq__).
 _EQ_FIELDS = np.r_[
     0 : k.BOARD_SIZE,
@@ -240,7 +243,7 @@ class BackgammonState(EngineState):
     """One backgammon position with everything the rules need: the board, whose turn it is,
     the dice left to play, the cube, the result, and the legal-action mask.
 
-    Plain data (one int32 vector, layout in :mod:`.kernels`), so ``copy``/``pickle`` work and
+    Plain data (one int32 vector, layout in :mod:`.rules`), so ``copy``/``pickle`` work and
     :meth:`clone` is cheap. See the module docstring of :mod:`.engine` for the turn structure.
     """
 
@@ -264,7 +267,7 @@ class BackgammonState(EngineState):
     # --- queries -------------------------------------------------------------------------------
     @property
     def board(self) -> np.ndarray:
-        """The 52 board cells (read-only view; layout in :mod:`.kernels`)."""
+        """The 52 board cells (read-only view; layout in :mod:`.rules`)."""
         view = self.s[: k.BOARD_SIZE]
         view.flags.writeable = False
         return view
@@ -283,7 +286,7 @@ class BackgammonState(EngineState):
 
     @property
     def phase(self) -> int:
-        """One of the ``PH_*`` constants of :mod:`.kernels`."""
+        """One of the ``PH_*`` constants of :mod:`.rules`."""
         return self._st & 7
 
     def is_terminal(self) -> bool:
@@ -338,7 +341,7 @@ class BackgammonState(EngineState):
 
     def play_boards(self) -> np.ndarray:
         """The resulting boards of the legal plays, ``(num_plays, 52)`` int8 (a copy; layout
-        as the board in :mod:`.kernels`), in the order of :meth:`legal_plays`."""
+        as the board in :mod:`.rules`), in the order of :meth:`legal_plays`."""
         out = np.empty((self.num_plays(), k.BOARD_SIZE), dtype=np.int8)
         self.game._play_boards(self.s, self._workspace().scratch, out)
         return out
@@ -395,7 +398,7 @@ class BackgammonState(EngineState):
         Returns the dice as :meth:`set_dice` takes them."""
         if self._st & 7 > 1:
             self._not_chance()
-        # A uniform number 0..179 (see kernels.dice_of) from the top 16 bits of the generator's
+        # A uniform number 0..179 (see rules.dice_of) from the top 16 bits of the generator's
         # 64-bit raw output, by rejection above 364 * 180 = 65520: exact, and 4x cheaper than
         # rng.integers. MT19937's raw output has 32 bits: it goes the slow way.
         bits = rng.bit_generator
@@ -448,7 +451,7 @@ class BackgammonState(EngineState):
         changes nothing."""
         game = self.game
         if type(action) is not int or not 0 <= action < game.num_actions or not self.s[73 + action]:
-            action = self._validated(action)  # 73 == kernels.MASK (inlined on the hot path)
+            action = self._validated(action)  # 73 == rules.MASK (inlined on the hot path)
         ws = game._ws
         self._st = game._act(self.s, action, ws.scratch)
         ws.owner = self

@@ -75,40 +75,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from spieltisch.envs._common import draw as d
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
 from spieltisch.envs.backgammon import rules as k
-from spieltisch.envs.backgammon.engine import BackgammonGame, BackgammonState
+from spieltisch.envs.backgammon.engine import REWARD_MODES, BackgammonGame, BackgammonState
 from spieltisch.envs.backgammon.notation import render_text
-
-REWARD_MODES = ("points", "win")
-OBS_SIZE = 59
-OBS_SIZE_CUBE = 63
-
-
-def observation_of(state: BackgammonState, seat: int) -> np.ndarray:
-    """The observation vector of ``seat`` (layout in the module docstring)."""
-    s = state.s
-    cube = state.game.cube
-    obs = np.zeros(OBS_SIZE_CUBE if cube else OBS_SIZE, dtype=np.float32)
-    own = k.SIDE * seat
-    opp = k.SIDE * (1 - seat)
-    obs[0:24] = s[own : own + 24]
-    obs[24:48] = s[opp + 23 : opp - 1 if opp else None : -1]  # opponent's index 23 - i
-    obs[48] = s[own + k.BAR]
-    obs[49] = s[opp + k.BAR]
-    obs[50] = s[own + k.OFF]
-    obs[51] = s[opp + k.OFF]
-    for die in s[k.M_DICE : k.M_DICE + s[k.M_NDICE]]:
-        obs[51 + die] += 1
-    obs[58] = float(state.current_player == seat and not state.is_terminal())
-    if cube:
-        owner = int(s[k.M_OWNER])
-        obs[59] = s[k.M_CUBE]
-        obs[60] = owner == seat
-        obs[61] = owner == 1 - seat
-        obs[62] = state.phase == k.PH_TAKE
-    return obs
 
 
 class raw_env(TurnBasedEnv):
@@ -133,7 +103,7 @@ class raw_env(TurnBasedEnv):
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.reward_mode = reward
         self.num_actions = self.game.num_actions
-        self.observation_shape = (OBS_SIZE_CUBE if cube else OBS_SIZE,)
+        self.observation_shape = (k.OBS_SIZE_CUBE if cube else k.OBS_SIZE,)
         self.observation_high = float(max(15, max_cube if cube else 15))
         super().__init__(2, render_mode, max_turns, random_start=False)
         self.state: BackgammonState | None = None
@@ -150,7 +120,9 @@ class raw_env(TurnBasedEnv):
             self.state.roll_dice(self._rng)
 
     def _observation(self, seat: int) -> np.ndarray:
-        return observation_of(self.state, seat)
+        out = np.empty(self.observation_shape, dtype=np.float32)
+        k.observe(self.state.s, seat, out)  # the batch's observation kernel too
+        return out
 
     def _final_rewards(self) -> list[float]:
         returns = self.state.returns()
@@ -174,130 +146,9 @@ class raw_env(TurnBasedEnv):
         return f"{render_text(self.state.s, self.game.cube)}\n({names})"
 
     def _render_rgb(self) -> np.ndarray:
+        from spieltisch.envs.backgammon.draw import draw_board  # Pillow only for pictures
+
         return draw_board(self.state)
-
-
-# --- the picture ---------------------------------------------------------------------------------
-_FELT = (32, 96, 64)
-_POINT_COLOURS = ((206, 170, 120), (140, 60, 45))
-_CHECKER = ((240, 240, 232), (40, 40, 40))
-_CHECKER_RIM = ((150, 150, 140), (0, 0, 0))
-
-
-def draw_board(state: BackgammonState) -> np.ndarray:
-    """A picture of the board from seat 0's side: seat 0's checkers white (X in the text
-    board), home board bottom right; seat 1's black. Bar in the middle, borne-off trays on the
-    right, the dice left to play on the mover's half."""
-    s = state.s
-    pw, ph, margin, bar_w, tray_w = 44, 220, 24, 48, 60
-    width = 2 * margin + 12 * pw + bar_w + tray_w + 10
-    height = 2 * margin + 2 * ph + 80
-    image, draw = d.new_canvas(width, height)
-    x0, y0 = margin, margin + 20
-    draw.rectangle((x0, y0, x0 + 12 * pw + bar_w, y0 + 2 * ph + 40), fill=_FELT)
-    radius = pw // 2 - 2
-
-    def point_x(p: int) -> float:
-        """Left edge of seat 0's point p (1..24)."""
-        col = 12 - p if p <= 12 else p - 13  # bottom row runs 12..1, top row 13..24
-        return x0 + col * pw + (bar_w if col >= 6 else 0)
-
-    for p in range(1, 25):
-        x = point_x(p)
-        top = p > 12
-        base = y0 if top else y0 + 2 * ph + 40
-        tip = base + ph if top else base - ph
-        draw.polygon([(x, base), (x + pw, base), (x + pw / 2, tip)], fill=_POINT_COLOURS[p % 2])
-        d.write(draw, (x + pw / 2, base - 16 if top else base + 4), str(p), 13, anchor="ma")
-        c0 = int(s[p - 1])
-        c1 = int(s[k.SIDE + 24 - p])
-        count, seat = (c0, 0) if c0 else (c1, 1)
-        for i in range(min(count, 5)):
-            cy = base + radius + 2 + 2 * radius * i if top else base - radius - 2 - 2 * radius * i
-            cx = x + pw / 2
-            draw.ellipse(
-                (cx - radius, cy - radius, cx + radius, cy + radius),
-                fill=_CHECKER[seat],
-                outline=_CHECKER_RIM[seat],
-                width=2,
-            )
-        if count > 5:
-            # The count on the fifth checker, in the other colour.
-            cy = base + radius + 2 + 8 * radius if top else base - radius - 2 - 8 * radius
-            draw.text((x + pw / 2, cy - 8), str(count), fill=_CHECKER[1 - seat], font=d.font(15),
-                      anchor="ma")  # fmt: skip
-    # Bar: seat 0's checkers in the bottom half of the bar, seat 1's in the top half.
-    bar_x = x0 + 6 * pw
-    draw.rectangle((bar_x, y0, bar_x + bar_w, y0 + 2 * ph + 40), fill=d.WOOD_DARK)
-    for seat in (0, 1):
-        n = int(s[k.SIDE * seat + k.BAR])
-        if n:
-            cx = bar_x + bar_w / 2
-            cy = y0 + ph + 20 + (60 if seat == 0 else -60)
-            draw.ellipse(
-                (cx - radius, cy - radius, cx + radius, cy + radius),
-                fill=_CHECKER[seat],
-                outline=_CHECKER_RIM[seat],
-                width=2,
-            )
-            d.write(draw, (cx, cy + radius + 4 if seat == 0 else cy - radius - 18), str(n), 14,
-                    anchor="ma")  # fmt: skip
-    # Borne-off trays.
-    tray_x = x0 + 12 * pw + bar_w + 10
-    for seat in (0, 1):
-        n = int(s[k.SIDE * seat + k.OFF])
-        ty = y0 + ph + 50 if seat == 0 else y0
-        draw.rectangle((tray_x, ty, tray_x + tray_w - 10, ty + ph - 10), fill=d.WOOD_DARK)
-        for i in range(n):
-            yy = ty + ph - 18 - i * 12 if seat == 0 else ty + 4 + i * 12
-            draw.rectangle(
-                (tray_x + 6, yy, tray_x + tray_w - 16, yy + 9),
-                fill=_CHECKER[seat],
-                outline=_CHECKER_RIM[seat],
-            )
-        d.write(draw, (tray_x + (tray_w - 10) / 2, ty + ph - 6 if seat == 0 else ty + ph - 22),
-                f"off {n}", 12, anchor="ma")  # fmt: skip
-    # Dice left to play, on the mover's half (seat 0 plays the bottom, right of the bar).
-    dice = state.dice()
-    if dice:
-        size = 30
-        dy = y0 + ph + 20 - size / 2
-        start = bar_x + bar_w + 20 if state.turn == 0 else x0 + 20
-        for i, die in enumerate(dice):
-            _draw_die(draw, start + i * (size + 10), dy, size, die)
-    phase = state.phase
-    if phase == k.PH_OVER:
-        status = f"game over: seat {state.winner()} wins {state.points()} ({state.win_type()})"
-    elif phase == k.PH_MOVE:
-        status = f"seat {state.turn} ({'white' if state.turn == 0 else 'black'}) to move"
-    elif phase == k.PH_CUBE:
-        status = f"seat {state.turn} to double or roll"
-    elif phase == k.PH_TAKE:
-        status = f"seat {1 - state.turn} to take or drop"
-    else:
-        status = "dice to roll"
-    if state.game.cube:
-        value, owner = state.cube()
-        status += f"   cube {value}" + ("" if owner is None else f" (seat {owner})")
-    d.write(draw, (width / 2, height - 30), status, 18, anchor="ma")
-    return d.to_array(image)
-
-
-def _draw_die(draw: Any, x: float, y: float, size: float, value: int) -> None:
-    draw.rounded_rectangle((x, y, x + size, y + size), radius=5, fill=(250, 250, 245),
-                           outline=(30, 30, 30), width=2)  # fmt: skip
-    pips = {
-        1: [(0.5, 0.5)],
-        2: [(0.25, 0.25), (0.75, 0.75)],
-        3: [(0.25, 0.25), (0.5, 0.5), (0.75, 0.75)],
-        4: [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)],
-        5: [(0.25, 0.25), (0.75, 0.25), (0.5, 0.5), (0.25, 0.75), (0.75, 0.75)],
-        6: [(0.25, 0.25), (0.75, 0.25), (0.25, 0.5), (0.75, 0.5), (0.25, 0.75), (0.75, 0.75)],
-    }[value]
-    r = size / 10
-    for px, py in pips:
-        cx, cy = x + px * size, y + py * size
-        draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=(20, 20, 20))
 
 
 def env(illegal_action: str = "raise", **options: Any) -> Any:

@@ -25,6 +25,9 @@ Checker-move actions are ``source * 6 + (die - 1)`` (source 0..23 = own point 1.
 then PASS and the cube actions. The mask of a MOVE state allows exactly the checker moves that
 begin some legal full play of the dice left (:func:`generate`).
 
+:func:`observe` writes the observation vector an agent gets (the env's and the batch's; layout in
+:mod:`.env`).
+
 Every top-level kernel returns :func:`status`, a packed int, so that callers need not read the
 array back: bits 0-2 phase, bits 3-4 player to act + 1, bits 5-17 number of legal plays,
 bits 18-20 and 21-23 the two dice rolled this turn.
@@ -81,6 +84,10 @@ MASK = 73
 STATE_SIZE = MASK + NUM_ACTIONS_CUBE
 
 FLAG_CUBE = 1
+
+# Observation sizes (layout: the table in :mod:`.env`): without and with the cube.
+OBS_SIZE = 59
+OBS_SIZE_CUBE = 63
 
 RESULT_NONE = 0
 RESULT_SINGLE = 1
@@ -779,3 +786,31 @@ def gnubg_key(board, turn, out):
                 out[bit >> 3] |= np.uint8(1 << (bit & 7))
                 bit += 1
             bit += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def observe(s, seat, out):
+    """The observation of ``seat`` (0 or 1) into ``out`` (float32, :data:`OBS_SIZE` values, or
+    :data:`OBS_SIZE_CUBE` in a cube game; every value is written): the board from ``seat``'s
+    view, the dice left to play, whether ``seat`` acts now, and the cube (layout: the table in
+    :mod:`.env`). The one implementation of the observation, for the env and the batch."""
+    own = SIDE * seat
+    opp = SIDE - own
+    for i in range(24):
+        out[i] = s[own + i]
+        out[24 + i] = s[opp + 23 - i]  # the opponent's checkers on the seat's point i + 1
+    out[48] = s[own + BAR]
+    out[49] = s[opp + BAR]
+    out[50] = s[own + OFF]
+    out[51] = s[opp + OFF]
+    for j in range(52, 58):
+        out[j] = 0.0
+    for i in range(s[M_NDICE]):
+        out[51 + s[M_DICE + i]] += 1.0
+    out[58] = 1.0 if s[M_PLAYER] == seat and s[M_PHASE] != PH_OVER else 0.0
+    if s[M_FLAGS] & FLAG_CUBE:
+        owner = s[M_OWNER]
+        out[59] = s[M_CUBE]
+        out[60] = 1.0 if owner == seat else 0.0
+        out[61] = 1.0 if owner == 1 - seat else 0.0
+        out[62] = 1.0 if s[M_PHASE] == PH_TAKE else 0.0

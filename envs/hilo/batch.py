@@ -1,24 +1,45 @@
 """Many HiLo games stepped at once: arrays in, arrays out.
 
-The rules are not restated here: the compiled loops call the kernels of
-:mod:`spieltisch.envs.hilo.rules` (``deal``, ``step``, ``observe``, ``score_all``), the same ones a
-single :class:`~spieltisch.envs.hilo.engine.HiLoState` uses. Each game row carries its own
+:class:`HiLoBatch` is a :class:`~spieltisch.envs._common.batch.BatchedGame`. The rules are not
+restated here: the compiled loops call the kernels of :mod:`spieltisch.envs.hilo.rules`
+(``deal``, ``step``, ``observe``, ``score_all``), the same ones a single
+:class:`~spieltisch.envs.hilo.engine.HiLoState` and the env use. Each game row carries its own
 generator, so game ``g`` played with the same seed and actions is exactly the single game.
 """
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 import numba
 import numpy as np
-from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
+from spieltisch.envs._common.batch import (
+    BatchSeed,
+    check_batch_actions,
+    check_int_seed,
+    load_arrays,
+    sample_legal_actions,
+    save_arrays,
+)
+from spieltisch.envs._common.options import pick_options
 from spieltisch.envs.hilo import rules as R
 from spieltisch.envs.hilo.engine import (
+    REWARD_MODES,
     SCORE_CATEGORIES,
     STATE_DTYPE,
     HiLoGame,
     HiLoState,
     Seed,
+    coins_rewards,
 )
+
+#: the env's options that do not concern a batch (truncation, seating, rendering, error handling)
+ENV_ONLY_OPTIONS = ("max_turns", "random_start", "render_mode", "render_view", "illegal_action")
+
+
+#: the arrays that hold the games (with the batch's generator: all that save() copies)
+_STATE_ARRAYS = ("states", "rngs", "packed", "legal_mask")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -53,30 +74,60 @@ def _score_all(states, cards, out):
 
 
 class HiLoBatch:
-    """``num_games`` HiLo games in arrays, updated in place by :meth:`step`:
+    """``num_games`` HiLo games in arrays, updated in place by :meth:`step` (a
+    :class:`~spieltisch.envs._common.batch.BatchedGame`):
 
     * ``states`` (N, state_size) int32 and ``rngs`` (N, 1) uint64: the full games (hidden cards
       included; give agents :meth:`observations`, never these);
     * ``packed`` (N,) int64 status, ``legal_mask`` (N, num_actions) int8,
     * properties ``current_player``, ``terminal``, ``phase``, ``turns``.
+
+    ``seed`` deals the games (see :meth:`reset`; a ``np.random.Generator`` is kept as the
+    batch's generator, which later deals draw from). ``reward`` is the env's option: what
+    :meth:`returns` gives.
     """
 
-    def __init__(self, game: HiLoGame, num_games: int, seed: Seed = None) -> None:
+    game_name = "hilo"
+    observation_scale = 1.0
+
+    def __init__(
+        self, game: HiLoGame, num_games: int, seed: Seed = None, reward: str = "win"
+    ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer):
             raise TypeError(f"num_games must be an integer, got {num_games!r}")
         if num_games < 1:
             raise ValueError(f"num_games must be at least 1, got {num_games}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.game = game
+        self.reward = reward
         self.num_games = int(num_games)
+        self.num_players = game.num_players
+        self.num_actions = game.num_actions
+        self.observation_shape = (game.observation_size,)
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.states = np.zeros((num_games, game.state_size), dtype=STATE_DTYPE)
         self.rngs = np.zeros((num_games, 1), dtype=np.uint64)
         self.packed = np.zeros(num_games, dtype=np.int64)
         self.legal_mask = np.zeros((num_games, game.num_actions), dtype=np.int8)
-        self.reset(seed)
+        self.reset()
+
+    @classmethod
+    def from_options(
+        cls, options: dict[str, Any], num_games: int, seed: BatchSeed = None
+    ) -> HiLoBatch:
+        """The batch of the env's options: ``num_players``, ``final_round`` and ``deck`` (the
+        game), ``reward`` (:meth:`returns`); the env's :data:`ENV_ONLY_OPTIONS` are ignored."""
+        rule_names = ("num_players", "final_round", "deck")
+        known = (*rule_names, "reward", *ENV_ONLY_OPTIONS)
+        rules = pick_options("hilo", options, rule_names, known)
+        reward = pick_options("hilo", options, ("reward",), known)
+        return cls(HiLoGame(**rules), num_games, seed=seed, **reward)
 
     # --- status --------------------------------------------------------------------------------
     @property
     def current_player(self) -> np.ndarray:
+        """(N,) int64: the seat to move (in a finished game the seat that moved last)."""
         return (self.packed >> 4) & 3
 
     @property
@@ -93,12 +144,22 @@ class HiLoBatch:
         return self.states[:, R.H_TURNS].copy()
 
     # --- moves ---------------------------------------------------------------------------------
-    def reset(self, seed: Seed = None, games: np.ndarray | None = None) -> None:
-        """Deal ``games`` (default all; indices or a boolean mask) anew. Each game's generator
-        is seeded with one draw from ``seed`` (a Generator or int), in game order, exactly as
-        ``game.new_initial_state(seed)`` would for a single game."""
+    def reset(self, seed: BatchSeed = None, games: np.ndarray | None = None) -> None:
+        """Deal ``games`` (default all; indices or a boolean mask) anew.
+
+        Each dealt game's own generator is seeded with one draw from a generator ``gen``, in
+        game order, exactly as ``game.new_initial_state(gen)`` would for a single game: ``gen``
+        is ``seed`` itself if it is a ``np.random.Generator`` (the caller's generator advances
+        by one draw per game and is not kept); for an int the batch's generator is first
+        reseeded as ``np.random.default_rng(seed)``; None draws from the batch's generator.
+        """
         idx = np.arange(self.num_games) if games is None else np.arange(self.num_games)[games]
-        gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if isinstance(seed, np.random.Generator):
+            gen = seed
+        else:
+            if seed is not None:
+                self.rng = np.random.default_rng(check_int_seed(seed))
+            gen = self.rng
         seeds = np.array(
             [gen.integers(0, 2**63, dtype=np.int64) for _ in range(idx.size)], dtype=np.uint64
         )
@@ -131,6 +192,11 @@ class HiLoBatch:
         return sample_legal_actions(self.legal_mask, rng)
 
     # --- information ---------------------------------------------------------------------------
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The player to move's :meth:`observations` and a copy of ``legal_mask`` (all zero for
+        finished games)."""
+        return self.observations(), self.legal_mask.copy()
+
     def observations(self, viewers: np.ndarray | None = None) -> np.ndarray:
         """(N, observation_size) float32: game ``g`` seen by seat ``viewers[g]`` (default: the
         player to move). Holds exactly what that seat may know."""
@@ -159,16 +225,39 @@ class HiLoBatch:
         return self.score_breakdown()[:, :, -1]
 
     def returns(self) -> np.ndarray:
-        """(N, num_players) zero-sum results as :meth:`HiLoState.returns`; zeros while running."""
-        n = self.game.num_players
+        """(N, num_players) float64 final rewards as the env's ``reward`` option gives them:
+        zero-sum win shares as :meth:`HiLoState.returns` (``"win"``) or
+        :func:`~spieltisch.envs.hilo.engine.coins_rewards` (``"coins"``); zeros while running."""
         coins = self.coins()
-        won = coins == coins.max(axis=1, keepdims=True)
-        k = won.sum(axis=1, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(won, 1.0 / k, -1.0 / (n - k))
-        r[(k[:, 0] == n)] = 0.0
+        if self.reward == "coins":
+            r = coins_rewards(coins)
+        else:
+            n = self.game.num_players
+            won = coins == coins.max(axis=1, keepdims=True)
+            k = won.sum(axis=1, keepdims=True)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(won, 1.0 / k, -1.0 / (n - k))
+            r[(k[:, 0] == n)] = 0.0
         r[~self.terminal] = 0.0
         return r
+
+    # --- saving and copying --------------------------------------------------------------------
+    def save(self) -> dict[str, Any]:
+        """Copies of the games (``states``, ``rngs``, ``packed``, ``legal_mask``) and of the
+        batch's generator; :meth:`load` restores them."""
+        saved = save_arrays(self, _STATE_ARRAYS)
+        return {**saved, "rng": copy.deepcopy(self.rng)}
+
+    def load(self, saved: dict[str, Any]) -> None:
+        """Restore what :meth:`save` returned (same game, same number of games)."""
+        load_arrays(self, saved, _STATE_ARRAYS)
+        self.rng = copy.deepcopy(saved["rng"])
+
+    def clone(self) -> HiLoBatch:
+        """An independent copy (games, their generators and the batch's generator)."""
+        twin = HiLoBatch(self.game, self.num_games, reward=self.reward)
+        twin.load(self.save())
+        return twin
 
     # --- single games --------------------------------------------------------------------------
     def state(self, g: int) -> HiLoState:

@@ -91,9 +91,8 @@ from typing import Any, ClassVar
 import numpy as np
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
 from spieltisch.envs.hilo import rules as R
-from spieltisch.envs.hilo.engine import HiLoGame, HiLoState, coins_rewards, render_text
-
-REWARD_MODES = ("win", "coins")
+from spieltisch.envs.hilo.engine import REWARD_MODES, HiLoGame, HiLoState, coins_rewards
+from spieltisch.envs.hilo.notation import render_text
 
 
 class raw_env(TurnBasedEnv):

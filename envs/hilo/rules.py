@@ -52,6 +52,7 @@ from spieltisch.envs.hilo.cards import (
     WIZARD,
 )
 
+STATE_DTYPE = np.int32  # of the state vector
 MAX_PLAYERS = 4
 SLOTS = 12
 COLUMNS = 6
@@ -420,6 +421,10 @@ def step(s, rng, cards, action):
 @numba.njit(cache=True, nogil=True)
 def _is_person(kind):
     return kind <= UNICORN_KEEPER  # resident, king, bard, the three keepers
+
+
+#: the scoring rules in the order of :func:`score_layout`'s output (the total follows)
+SCORE_CATEGORIES = ("half_coins", "whole_coins", "king", "bard", "keepers")
 
 
 @numba.njit(cache=True, nogil=True)

@@ -1,26 +1,42 @@
-"""Many Hus games stepped at once: arrays in, arrays out.
+"""Many Hus games stepped at once: arrays in, arrays out (a
+:class:`~spieltisch.envs._common.batch.BatchedGame`).
 
-The compiled loop calls :func:`spieltisch.envs.hus.engine.play_pit`, the same kernel a single
-:class:`~spieltisch.envs.hus.engine.HusState` uses; the rules are not restated here.
+The compiled loops call the kernels of :mod:`spieltisch.envs.hus.rules`
+(:func:`~.rules.play_pit`, :func:`~.rules.observe`, :func:`~.rules.final_result`), the same ones a
+single :class:`~spieltisch.envs.hus.engine.HusState` and the env use; the rules are not restated
+here.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
-from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
-from spieltisch.envs.hus.engine import (
+from spieltisch.envs._common.batch import (
+    ArrayStateBatch,
+    BatchSeed,
+    check_batch_actions,
+    sample_legal_actions,
+)
+from spieltisch.envs.hus.engine import HusGame, HusState
+from spieltisch.envs.hus.rules import (
     BOARD_DTYPE,
+    CAPTURES_SHIFT,
+    END_SHIFT,
     NUM_ACTIONS,
-    HusGame,
-    HusState,
+    final_result,
     initial_board,
     legal_bits,
+    observe,
     play_pit,
+    unpack_move,
 )
 
 #: columns of :attr:`HusBatch.last_move`
 STAT_COLUMNS = ("stones_sown", "relay_steps", "captures", "ended_by")
+#: the arrays that hold the games (what :meth:`HusBatch.save` copies)
+_STATE_ARRAYS = ("boards", "current_player", "terminal", "legal_mask", "last_move")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -29,15 +45,15 @@ def _step_all(boards, players, terminal, actions, max_sown, masks, stats):
         if terminal[g]:
             continue
         packed, sown, relays = play_pit(boards[g], players[g], actions[g], max_sown)
-        players[g] = packed & 1
-        terminal[g] = (packed >> 1) & 1
-        bits = packed >> 4
+        player, over, bits = unpack_move(packed)
+        players[g] = player
+        terminal[g] = over
         for a in range(masks.shape[1]):
             masks[g, a] = (bits >> a) & 1
         stats[g, 0] = sown
         stats[g, 1] = relays
-        stats[g, 2] = (packed >> 20) & 63
-        stats[g, 3] = (packed >> 2) & 3  # 0 empty pit, 1 repetition, 2 sowing limit
+        stats[g, 2] = (packed >> CAPTURES_SHIFT) & 63
+        stats[g, 3] = (packed >> END_SHIFT) & 3  # 0 empty pit, 1 repetition, 2 sowing limit
 
 
 @numba.njit(cache=True, nogil=True)
@@ -49,25 +65,68 @@ def _masks_of(boards, players, terminal, masks):
             masks[g, a] = (bits >> a) & 1
 
 
-class HusBatch:
+@numba.njit(cache=True, nogil=True)
+def _observe_all(boards, players, out):
+    for g in range(boards.shape[0]):
+        observe(boards[g], players[g], out[g])
+
+
+@numba.njit(cache=True, nogil=True)
+def _returns_all(boards, players, terminal, out):
+    for g in range(boards.shape[0]):
+        if terminal[g]:
+            r = final_result(boards[g], players[g], 0)
+            out[g, 0] = r
+            out[g, 1] = -r
+
+
+class HusBatch(ArrayStateBatch):
     """``num_games`` Hus games in arrays: ``boards`` (N, 32, ring order as in the engine),
     ``current_player`` (N,), ``terminal`` (N,), ``legal_mask`` (N, 16) and ``last_move``
-    (N, 4: stones sown, relay steps, captures, how the move ended), updated by :meth:`step`."""
+    (N, 4: stones sown, relay steps, captures, how the move ended), updated by :meth:`step`.
+
+    ``current_player`` of a finished game is the seat that cannot move (the loser), as in
+    :class:`~spieltisch.envs.hus.engine.HusState`.
+    """
+
+    state_arrays = _STATE_ARRAYS
+
+    game_name = "hus"
+    num_players = 2
+    num_actions = NUM_ACTIONS
+    observation_shape = (32,)
+    #: the network's inputs of order one (48 stones on 32 pits)
+    observation_scale = 4.0
 
     def __init__(self, game: HusGame, num_games: int) -> None:
         if num_games < 1:
             raise ValueError(f"num_games must be at least 1, got {num_games}")
         self.game = game
         self.num_games = num_games
-        self.boards = np.zeros((num_games, 32), dtype=BOARD_DTYPE)
+        self.boards = np.zeros((num_games, *self.observation_shape), dtype=BOARD_DTYPE)
         self.current_player = np.zeros(num_games, dtype=np.int64)
         self.terminal = np.zeros(num_games, dtype=np.bool_)
         self.legal_mask = np.zeros((num_games, NUM_ACTIONS), dtype=np.int8)
         self.last_move = np.zeros((num_games, len(STAT_COLUMNS)), dtype=np.int64)
         self.reset()
 
-    def reset(self, first_player: int | np.ndarray = 0, games: np.ndarray | None = None) -> None:
-        """Put ``games`` (default: all; an index or boolean array) back to the start position."""
+    @classmethod
+    def from_options(
+        cls, options: dict[str, Any], num_games: int, seed: BatchSeed = None
+    ) -> HusBatch:
+        """``num_games`` games with the rules of ``hus_v0.env(**options)`` (see
+        :meth:`HusGame.from_options`); Hus has no chance, so ``seed`` changes nothing."""
+        return cls(HusGame.from_options(options), num_games)
+
+    def reset(
+        self,
+        seed: BatchSeed = None,
+        games: np.ndarray | None = None,
+        *,
+        first_player: int | np.ndarray = 0,
+    ) -> None:
+        """Put ``games`` (default: all; an index or boolean array) back to the start position,
+        ``first_player`` to move (seat 0 unless told). There is no chance: ``seed`` is unused."""
         idx = slice(None) if games is None else games
         self.boards[idx] = initial_board()
         self.current_player[idx] = first_player
@@ -77,6 +136,13 @@ class HusBatch:
     def refresh_masks(self) -> None:
         """Recompute ``legal_mask`` after ``boards``/``current_player``/``terminal`` were set."""
         _masks_of(self.boards, self.current_player, self.terminal, self.legal_mask)
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The mover's observation (``hus_v0``'s, unscaled) and the legal mask of every game (all
+        zeros for finished games); fresh arrays."""
+        obs = np.empty((self.num_games, *self.observation_shape), dtype=np.float32)
+        _observe_all(self.boards, self.current_player, obs)
+        return obs, self.legal_mask.copy()
 
     def step(self, actions: np.ndarray) -> None:
         """Play ``actions[g]`` in every unfinished game ``g`` (finished games ignore theirs).
@@ -100,11 +166,11 @@ class HusBatch:
         return sample_legal_actions(self.legal_mask, rng)
 
     def returns(self) -> np.ndarray:
-        """(N, 2) array: +1 for the winner (the player who made the last move), -1 the loser."""
-        winner_is_0 = (self.current_player == 1) & self.terminal
-        winner_is_1 = (self.current_player == 0) & self.terminal
-        r0 = winner_is_0.astype(np.float64) - winner_is_1
-        return np.stack([r0, -r0], axis=1)
+        """(N, 2) array: +1 for the winner (the player who made the last move), -1 the loser;
+        zeros for unfinished games."""
+        out = np.zeros((self.num_games, 2), dtype=np.float64)
+        _returns_all(self.boards, self.current_player, self.terminal, out)
+        return out
 
     def state(self, g: int) -> HusState:
         """Game ``g`` as a single-game state (a copy)."""

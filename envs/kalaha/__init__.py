@@ -1,4 +1,5 @@
-"""Kalaha: rules engine (:mod:`.engine`), batched engine (:mod:`.batch`), PettingZoo env
+"""Kalaha: rules kernels (:mod:`.rules`), engine (:mod:`.engine`), text notation
+(:mod:`.notation`), pictures (:mod:`.draw`), batched engine (:mod:`.batch`), PettingZoo env
 (:mod:`.env`)."""
 
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState

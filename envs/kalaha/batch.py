@@ -1,15 +1,36 @@
-"""Many Kalaha games stepped at once: arrays in, arrays out.
+"""Many Kalaha games stepped at once: arrays in, arrays out (a
+:class:`~spieltisch.envs._common.batch.BatchedGame`).
 
-The rules are not restated here: the compiled loop calls :func:`spieltisch.envs.kalaha.engine.sow`,
-the same kernel a single :class:`~spieltisch.envs.kalaha.engine.KalahaState` uses.
+The rules are not restated here: the compiled loops call the kernels of
+:mod:`spieltisch.envs.kalaha.rules` (:func:`~.rules.sow`, :func:`~.rules.observe`,
+:func:`~.rules.final_result`), the same ones a single
+:class:`~spieltisch.envs.kalaha.engine.KalahaState` and the env use.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
-from spieltisch.envs._common.batch import check_batch_actions, sample_legal_actions
-from spieltisch.envs.kalaha.engine import BOARD_DTYPE, KalahaGame, KalahaState, legal_bits, sow
+from spieltisch.envs._common.batch import (
+    ArrayStateBatch,
+    BatchSeed,
+    check_batch_actions,
+    sample_legal_actions,
+)
+from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
+from spieltisch.envs.kalaha.rules import (
+    BOARD_DTYPE,
+    final_result,
+    legal_bits,
+    observe,
+    sow,
+    unpack_move,
+)
+
+#: the arrays that hold the games (what :meth:`KalahaBatch.save` copies)
+_STATE_ARRAYS = ("boards", "current_player", "terminal", "legal_mask")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -17,10 +38,9 @@ def _step_all(boards, players, terminal, actions, empty_capture, masks):
     for g in range(boards.shape[0]):
         if terminal[g]:
             continue
-        packed = sow(boards[g], players[g], actions[g], empty_capture)
-        players[g] = packed & 1
-        terminal[g] = (packed >> 1) & 1
-        bits = packed >> 2
+        player, over, bits = unpack_move(sow(boards[g], players[g], actions[g], empty_capture))
+        players[g] = player
+        terminal[g] = over
         for i in range(masks.shape[1]):
             masks[g, i] = (bits >> i) & 1
 
@@ -33,24 +53,66 @@ def _masks_of(boards, players, terminal, masks):
             masks[g, i] = (bits >> i) & 1
 
 
-class KalahaBatch:
+@numba.njit(cache=True, nogil=True)
+def _observe_all(boards, players, out):
+    for g in range(boards.shape[0]):
+        observe(boards[g], players[g], out[g])
+
+
+@numba.njit(cache=True, nogil=True)
+def _returns_all(boards, players, terminal, out):
+    for g in range(boards.shape[0]):
+        if terminal[g]:
+            r = final_result(boards[g], players[g], 0)
+            out[g, 0] = r
+            out[g, 1] = -r
+
+
+class KalahaBatch(ArrayStateBatch):
     """``num_games`` Kalaha games in arrays: ``boards`` (N, 2*pits+2), ``current_player`` (N,),
-    ``terminal`` (N,) and ``legal_mask`` (N, pits), all updated in place by :meth:`step`."""
+    ``terminal`` (N,) and ``legal_mask`` (N, pits), all updated in place by :meth:`step`.
+
+    ``current_player`` of a finished game is the seat that would move next, as in
+    :class:`~spieltisch.envs.kalaha.engine.KalahaState`.
+    """
+
+    state_arrays = _STATE_ARRAYS
+
+    game_name = "kalaha"
+    num_players = 2
 
     def __init__(self, game: KalahaGame, num_games: int) -> None:
         if num_games < 1:
             raise ValueError(f"num_games must be at least 1, got {num_games}")
         self.game = game
         self.num_games = num_games
-        size = 2 * game.pits + 2
-        self.boards = np.zeros((num_games, size), dtype=BOARD_DTYPE)
+        self.num_actions = game.pits
+        self.observation_shape = (2 * game.pits + 2,)
+        #: stones per pit at the start: a network's inputs of order one
+        self.observation_scale = float(game.seeds)
+        self.boards = np.zeros((num_games, *self.observation_shape), dtype=BOARD_DTYPE)
         self.current_player = np.zeros(num_games, dtype=np.int64)
         self.terminal = np.zeros(num_games, dtype=np.bool_)
         self.legal_mask = np.zeros((num_games, game.pits), dtype=np.int8)
         self.reset()
 
-    def reset(self, first_player: int | np.ndarray = 0, games: np.ndarray | None = None) -> None:
-        """Put ``games`` (default: all; an index or boolean array) back to the start position."""
+    @classmethod
+    def from_options(
+        cls, options: dict[str, Any], num_games: int, seed: BatchSeed = None
+    ) -> KalahaBatch:
+        """``num_games`` games with the rules of ``kalaha_v0.env(**options)`` (see
+        :meth:`KalahaGame.from_options`); Kalaha has no chance, so ``seed`` changes nothing."""
+        return cls(KalahaGame.from_options(options), num_games)
+
+    def reset(
+        self,
+        seed: BatchSeed = None,
+        games: np.ndarray | None = None,
+        *,
+        first_player: int | np.ndarray = 0,
+    ) -> None:
+        """Put ``games`` (default: all; an index or boolean array) back to the start position,
+        ``first_player`` to move (seat 0 unless told). There is no chance: ``seed`` is unused."""
         idx = slice(None) if games is None else games
         initial = self.game.new_initial_state()
         self.boards[idx] = initial.board
@@ -61,6 +123,13 @@ class KalahaBatch:
     def refresh_masks(self) -> None:
         """Recompute ``legal_mask`` after ``boards``/``current_player``/``terminal`` were set."""
         _masks_of(self.boards, self.current_player, self.terminal, self.legal_mask)
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The mover's observation (``kalaha_v0``'s, unscaled) and the legal mask of every game
+        (all zeros for finished games); fresh arrays."""
+        obs = np.empty((self.num_games, *self.observation_shape), dtype=np.float32)
+        _observe_all(self.boards, self.current_player, obs)
+        return obs, self.legal_mask.copy()
 
     def step(self, actions: np.ndarray) -> None:
         """Play ``actions[g]`` in every unfinished game ``g`` (finished games ignore theirs).
@@ -89,8 +158,9 @@ class KalahaBatch:
 
     def returns(self) -> np.ndarray:
         """(N, 2) array of +1 / -1 / 0 per seat; zeros for unfinished games."""
-        win = np.sign(self.score_difference()) * self.terminal
-        return np.stack([win, -win], axis=1).astype(np.float64)
+        out = np.zeros((self.num_games, 2), dtype=np.float64)
+        _returns_all(self.boards, self.current_player, self.terminal, out)
+        return out
 
     def state(self, g: int) -> KalahaState:
         """Game ``g`` as a single-game state (a copy)."""

@@ -7,8 +7,9 @@ import os
 import sys
 
 from spieltisch.agents.arena import AgentFailure, evaluate, plot
+from spieltisch.agents.registry import opening_plies
 from spieltisch.envs import GAMES
-from spieltisch.train.cli.play import add_option_argument, parse_options
+from spieltisch.envs._common.options import add_option_argument, parse_options
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -51,8 +52,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--opening-plies",
         type=int,
         default=None,
-        help="random opening moves by the table, the same in every seat order "
-        "(default 2 for kalaha and hus, 0 otherwise)",
+        help="random opening moves by the table, the same in every seat order (default: the "
+        "game's, 2 for kalaha and hus, which have no chance, 0 otherwise)",
     )
     p.add_argument(
         "--workers",
@@ -68,30 +69,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return p  # fmt: skip
 
 
-def _check_agent_names(game: str, specs: list[str]) -> None:
-    """Raise the registry's error (which lists the agents) for an unknown agent name."""
-    from spieltisch.agents.registry import PREFIX_AGENT_MODULES, agent_names, parse_agent_name
-
-    known = agent_names(game)
-    for spec in specs:
-        if spec.partition(":")[0] in PREFIX_AGENT_MODULES:
-            continue  # pretrained:/checkpoint: names are checked when loaded
-        name = parse_agent_name(spec)[0]
-        if name not in known:
-            raise ValueError(
-                f"unknown agent {name!r} for {game}; agents are {known}, "
-                "pretrained:<game> (shipped) and checkpoint:<path> (a trained policy)"
-            )
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         options = parse_options(args.option)
-        _check_agent_names(args.game, args.agents)  # before any game starts
         mode = args.mode or ("pair" if len(args.agents) == 2 else "round-robin")
         opening = args.opening_plies
         if opening is None:
-            opening = 2 if args.game in ("kalaha", "hus") else 0
+            opening = opening_plies(args.game)
         report = evaluate(
             args.game, args.agents, args.seeds, args.seed, mode, options, opening,
             args.workers, progress=not args.no_progress,

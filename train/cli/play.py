@@ -4,36 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-import yaml
 from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.human import HumanQuit
-from spieltisch.agents.registry import make_agent
+from spieltisch.agents.registry import human_view_options, make_agent
 from spieltisch.envs import GAMES, make
-
-
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``["pits=4", "rules=standard"]`` -> ``{"pits": 4, "rules": "standard"}`` (YAML values)."""
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"game options are written KEY=VALUE, got {pair!r}")
-        options[key] = yaml.safe_load(value)
-    return options
-
-
-def add_option_argument(p: argparse.ArgumentParser) -> None:
-    """``--option/-o KEY=VALUE`` (repeatable), read by :func:`parse_options`."""
-    p.add_argument(
-        "--option",
-        "-o",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a game option, e.g. -o pits=4 -o rules=standard (repeatable)",
-    )
+from spieltisch.envs._common.options import add_option_argument, parse_options
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -68,10 +44,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     try:
         options = parse_options(args.option)
-        env_options = dict(options)
         humans = [i for i, a in enumerate(args.agents) if a == "human"]
-        if args.game == "hilo" and len(humans) == 1 and "render_view" not in options:
-            env_options["render_view"] = humans[0]  # show the person what their seat knows
+        # one person at the table sees what their seat knows (hidden information), unless the
+        # options say otherwise
+        view = human_view_options(args.game, humans[0]) if len(humans) == 1 else {}
+        env_options = {**view, **options}
         env = make(args.game, render_mode=None if args.quiet else "ansi", **env_options)
     except (ValueError, TypeError) as err:
         print(f"spieltisch play: {err}", file=sys.stderr)

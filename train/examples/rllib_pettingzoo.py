@@ -25,7 +25,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo.utils import BaseWrapper
 from spieltisch.envs import GAMES, make
-from spieltisch.train.cli.play import add_option_argument, parse_options
+from spieltisch.envs._common.options import add_option_argument, parse_options
 
 POLICY = "shared"
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from spieltisch.agents.gym_env import make_gym
 from spieltisch.envs import GAMES
-from spieltisch.train.cli.play import add_option_argument, parse_options
+from spieltisch.envs._common.options import add_option_argument, parse_options
 
 
 def evaluate(model: Any, env: Any, games: int, seed: int) -> dict[str, float]:

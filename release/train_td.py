@@ -1,6 +1,6 @@
 """Evaluate a TD(lambda) backgammon checkpoint in the arena, record the result, optionally ship it.
 
-    python benchmarks/train_td.py runs/backgammon_td/checkpoints/games_000200000 \
+    python release/train_td.py runs/backgammon_td/checkpoints/games_000200000 \
         --pubeval-seeds 2500 --gnubg-seeds 150 --train-command "spieltisch train ..." \
         [--train-wall S --train-cpu S] [--workers 1] [--ship]
 
@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--note", default="")
     parser.add_argument("--ship", action="store_true", help="copy to agents/pretrained")
+    parser.add_argument(
+        "--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained", help="for --ship"
+    )
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/backgammon_td_train.json"))
     args = parser.parse_args(argv)
 
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             "note": args.note,
         }
         tensors = {key: v for key, v in ckpt.tensors.items() if key.startswith("model.")}
-        dest = ROOT / "agents" / "pretrained" / "backgammon"
+        dest = args.pretrained_dir / "backgammon"
         save_checkpoint(dest, meta, tensors)
         print(f"shipped {dest}.safetensors")
     return 0

@@ -1,16 +1,17 @@
 """Derive pubeval's weights from GNU Backgammon's implementation, as data for the package.
 
-    python benchmarks/derive_pubeval_weights.py      # writes agents/data/pubeval.json
+    python release/derive_pubeval_weights.py [--out FILE]   # default agents/data/pubeval.json
 
-pubeval is linear in its 122 inputs (``spieltisch.agents.backgammon.pubeval.inputs``), so its two weight
-vectors follow exactly from ``gnubg_nn.pub_eval_score`` on enough random positions by least
-squares (race and contact positions separately); the fit must reproduce every score to float32
+pubeval is linear in its 122 inputs (``spieltisch.agents.backgammon.pubeval.inputs``), so its
+two weight vectors follow exactly from ``gnubg_nn.pub_eval_score`` on enough random positions by
+least squares (race and contact positions separately); the fit must reproduce every score to float32
 precision, or the script fails. Inputs that never occur in a class of positions cannot matter
 there and get weight 0 (the minimum-norm solution).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -22,7 +23,10 @@ from spieltisch.envs.backgammon import gnubg_adapter as ga
 OUT = Path(__file__).resolve().parent.parent / "agents" / "data" / "pubeval.json"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
     boards, _ = ga.random_positions(20_000, 2024)
     movers, opponents, scores = [], [], []
     for board in boards:
@@ -36,7 +40,7 @@ def main() -> None:
     x = pubeval.inputs(movers, opponents)
     result = {
         "source": "Tesauro's pubeval (1993), weights fitted exactly to GNU Backgammon's "
-        "gnubg_nn.pub_eval_score by benchmarks/derive_pubeval_weights.py",
+        "gnubg_nn.pub_eval_score by release/derive_pubeval_weights.py",
         "inputs": "see spieltisch.agents.backgammon.pubeval",
     }
     for kind, rows in (("race", race), ("contact", ~race)):
@@ -46,9 +50,9 @@ def main() -> None:
         if error > 1e-4:
             raise SystemExit(f"{kind}: the linear fit does not reproduce GNU Backgammon's scores")
         result[kind] = [round(float(v), 5) for v in w]
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {OUT}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
-"""Train a self-play PPO agent, evaluate it in the arena, record the result (and optionally ship it).
+"""Train a self-play PPO agent, evaluate it in the arena, record the result, optionally ship it.
 
-    python benchmarks/train_ppo.py configs/kalaha_ppo.yaml --opponents random alphabeta:depth=4 \
+    python release/train_ppo.py configs/kalaha_ppo.yaml --opponents random alphabeta:depth=4 \
         --seeds 500 [--set key=value ...] [--policy best] [--search 4] [--ship]
 
 Runs ``spieltisch train`` in-process (timed: wall and CPU seconds), evaluates the run's
 ``final`` (or ``best``) policy with the arena (``spieltisch eval`` pairs: swapped seats, paired
 seeds, random openings in Kalaha and Hus; for more than two players a table of the policy
 against ``--table-opponent`` in every other seat), prints the results and writes
-``benchmarks/results/<config>_train.json`` (command, training time, machine, metrics).
+``benchmarks/results/<name>_ppo_train.json`` (``--results-dir``; command, training time,
+machine, metrics).
 ``--search N`` also evaluates the policy with N plies of search over its value head
 (``checkpoint:<path>:search=N``). ``--ship`` copies the policy to ``agents/pretrained/`` with the
 evaluation and the reproducing command in its metadata.
@@ -42,6 +43,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table-opponent", help="more than two players: the other seats' agent")
     parser.add_argument("--ship", action="store_true", help="copy the policy to agents/pretrained")
     parser.add_argument(
+        "--results-dir",
+        type=Path,
+        default=ROOT / "benchmarks" / "results",
+        help="where the results file is written (and read by --ship-recorded)",
+    )
+    parser.add_argument(
+        "--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained", help="for --ship"
+    )
+    parser.add_argument(
         "--ship-recorded",
         action="store_true",
         help="ship the policy of the recorded results file without training or evaluating again",
@@ -56,11 +66,11 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = load_config(args.config, args.overrides)
     name = pretrained_name(cfg.game, cfg.game_options)
-    out = ROOT / "benchmarks" / "results" / f"{name}_ppo_train.json"
+    out = args.results_dir / f"{name}_ppo_train.json"
     if args.ship_recorded:
         result = json.loads(out.read_text())
         path = Path(result["resolved_config"]["run_dir"]) / result["policy"]
-        ship(load_checkpoint(path, cfg.game), result, name)
+        ship(load_checkpoint(path, cfg.game), result, args.pretrained_dir / name)
         return 0
     # run_dir only says where the run is written: the reproducing command leaves it out
     learning = [o for o in args.overrides if not o.startswith("run_dir=")]
@@ -136,13 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {out}")
     if args.ship:
-        ship(ckpt, result, name)
+        ship(ckpt, result, args.pretrained_dir / name)
     return 0
 
 
-def ship(ckpt, result: dict, name: str) -> None:
-    """Copy the evaluated policy to ``agents/pretrained/<name>`` with its recorded evaluation
-    and the commands that reproduce it in the metadata."""
+def ship(ckpt, result: dict, dest: Path) -> None:
+    """Copy the evaluated policy to ``dest`` (``agents/pretrained/<name>``) with its recorded
+    evaluation and the commands that reproduce it in the metadata."""
     from spieltisch.agents.neural.checkpoint import save_checkpoint
 
     game = ckpt.meta["game"]
@@ -163,9 +173,8 @@ def ship(ckpt, result: dict, name: str) -> None:
             + (" --opening-plies 2" if game in ("kalaha", "hus") else "")
             + "".join(f" --option {k}={v}" for k, v in result["evaluation_options"].items())
         ),
-        "benchmark": f"python benchmarks/train_ppo.py {result['config']} ...",
+        "benchmark": f"python release/train_ppo.py {result['config']} ...",
     }
-    dest = ROOT / "agents" / "pretrained" / name
     save_checkpoint(dest, meta, ckpt.tensors)
     print(f"shipped {dest}.safetensors")
 

@@ -1,0 +1,33 @@
+"""Atomic file writes, shared by everything that writes files readers may open at any time
+(checkpoints, the Kalaha endgame databases, training run files)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[Path], object]) -> None:
+    """Let ``write`` fill a temporary file next to ``path``, then rename it over ``path``.
+
+    The rename is atomic on POSIX, so a reader sees the old file or the complete new one, never
+    a partial one; the temporary file is removed if ``write`` fails. Its name is unique, so
+    concurrent writers of the same path do not clobber each other's temporary files.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these files are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`write_atomic`)."""
+    write_atomic(path, lambda tmp: tmp.write_text(text))

@@ -1,0 +1,114 @@
+"""Hus positions as text: the one-line notation of :meth:`~.engine.HusState.to_text`
+(:func:`format_position`, :func:`parse_position`) and the four-row diagram that ``str(state)``
+draws (:func:`render_text`; :func:`parse_position` reads it back). Plain Python (none of this is on
+a hot path)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import numpy as np
+from spieltisch.envs._common.errors import PositionFormatError
+from spieltisch.envs.hus.rules import BOARD_DTYPE
+
+if TYPE_CHECKING:
+    from spieltisch.envs.hus.engine import HusState
+
+
+def format_position(state: HusState) -> str:
+    """The notation of :meth:`HusState.to_text <.engine.HusState.to_text>`."""
+    sides = []
+    for p in (0, 1):
+        pits = state.pits_by_action(p).tolist()
+        sides.append(",".join(map(str, pits[:8])) + "/" + ",".join(map(str, pits[8:])))
+    return f"{sides[0]} {sides[1]} {state.current_player}"
+
+
+def board_from_rows(rows: dict[tuple[int, int], list[int]]) -> np.ndarray:
+    """The engine board from ``{(seat, row): [column 0..7 from that seat's left]}``."""
+    board = np.zeros(32, dtype=BOARD_DTYPE)
+    for (seat, row), values in rows.items():
+        for col, v in enumerate(values):
+            ring = 15 - col if row == 1 else col
+            board[16 * seat + ring] = v
+    return board
+
+
+def _numbers(text: str, what: str, count: int) -> list[int]:
+    cells = [c for c in re.split(r"[,\s]+", text.strip()) if c]
+    if len(cells) != count:
+        raise PositionFormatError(f"{what}: expected {count} numbers, got {len(cells)} in {text!r}")
+    for c in cells:
+        if not c.isdigit():
+            raise PositionFormatError(f"{what}: {c!r} is not a non-negative whole number")
+    return [int(c) for c in cells]
+
+
+def parse_position(text: str) -> tuple[np.ndarray, int]:
+    """Parse the one-line notation or the four-row diagram; raises PositionFormatError."""
+    if not isinstance(text, str):
+        raise PositionFormatError(f"a Hus position must be a string, got {type(text).__name__}")
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) > 1:
+        return _parse_diagram(lines)
+    fields = text.split()
+    if len(fields) != 3:
+        raise PositionFormatError(f"expected 'ROW1/ROW2 ROW1/ROW2 PLAYER', got {text!r}")
+    rows = {}
+    for seat, side in enumerate(fields[:2]):
+        if side.count("/") != 1:
+            raise PositionFormatError(f"seat {seat}: expected 'row 1/row 2', got {side!r}")
+        outer, inner = side.split("/")
+        rows[(seat, 1)] = _numbers(outer, f"seat {seat} row 1", 8)
+        rows[(seat, 2)] = _numbers(inner, f"seat {seat} row 2", 8)
+    if fields[2] not in ("0", "1"):
+        raise PositionFormatError(f"player to move must be 0 or 1, got {fields[2]!r}")
+    return board_from_rows(rows), int(fields[2])
+
+
+def _parse_diagram(lines: list[str]) -> tuple[np.ndarray, int]:
+    """The diagram of :func:`render_text`: four rows ``label | 8 numbers`` and a mover line."""
+    rows_text = [ln.split("|", 1)[1] for ln in lines if "|" in ln]
+    if len(rows_text) != 4:
+        raise PositionFormatError(
+            f"a Hus diagram has 4 board rows written 'label | 8 numbers', found {len(rows_text)}"
+        )
+    names = ("seat 1 row 1", "seat 1 row 2", "seat 0 row 2", "seat 0 row 1")
+    r = [_numbers(t, n, 8) for t, n in zip(rows_text, names, strict=True)]
+    # Seat 1's rows are drawn from seat 0's view: its column 0 is on the right.
+    rows = {(1, 1): r[0][::-1], (1, 2): r[1][::-1], (0, 2): r[2], (0, 1): r[3]}
+    movers = [m for ln in lines for m in re.findall(r"seat ([01]) to move", ln)]
+    if len(movers) != 1:
+        raise PositionFormatError("a Hus diagram needs one line 'seat N to move' (N = 0 or 1)")
+    return board_from_rows(rows), int(movers[0])
+
+
+def render_text(state: HusState) -> str:
+    """The board as seen from above, seat 0 at the bottom (so seat 1's rows run right to left).
+
+    ::
+
+        seat 1 row 1 |  2  2  2  2  2  2  2  2
+        seat 1 row 2 |  2  2  2  2  0  0  0  0
+        seat 0 row 2 |  0  0  0  0  2  2  2  2
+        seat 0 row 1 |  2  2  2  2  2  2  2  2
+        seat 0 to move
+    """
+    p0, p1 = state.pits_by_action(0), state.pits_by_action(1)
+
+    def row(values: np.ndarray) -> str:
+        return " ".join(f"{int(v):>2}" for v in values)
+
+    lines = [
+        f"seat 1 row 1 | {row(p1[7::-1])}",
+        f"seat 1 row 2 | {row(p1[15:7:-1])}",
+        f"seat 0 row 2 | {row(p0[8:16])}",
+        f"seat 0 row 1 | {row(p0[0:8])}",
+    ]
+    if state.is_terminal():
+        w = state.winner()
+        lines.append(f"game over: seat {w} wins with {state.points()} points")
+    else:
+        lines.append(f"seat {state.current_player} to move")
+    return "\n".join(lines)

@@ -1,0 +1,237 @@
+"""The Hus rules as numba kernels over one flat board: every rule of ``docs/rules/hus.md`` is
+implemented once, here. The single-game state (:mod:`.engine`), the batched engine
+(:mod:`.batch`), the env (:mod:`.env`) and the search agents call these kernels; nothing here
+imports an RL library or draws anything.
+
+Each player owns 16 pits in two rows, and sows only into them, round a ring. The board stores
+each player's pits in *ring order*, so that sowing always goes to ``ring + 1 (mod 16)``::
+
+    ring  0 .. 7   = row 2 (inner), columns 0 .. 7 from the owner's left
+    ring  8 .. 15  = row 1 (outer), columns 7 .. 0 (ring 8 is column 7, ring 15 is column 0)
+
+The board is one flat array of 32 counts: ``board[16 * player + ring]``. Actions name pits from
+the mover's view: ``0..7`` = row 1 (outer) columns 0..7, ``8..15`` = row 2 (inner) columns 0..7.
+The mover's inner pit at column ``c`` (ring ``c``) faces the opponent's inner pit at ring
+``7 - c`` and the opponent's outer pit behind it at ring ``8 + c``.
+
+The move kernel :func:`play_pit` is the only implementation of a move, :func:`observe` the only
+one of a seat's observation (``hus_v0``'s), :func:`final_result` the only one of who won.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+BOARD_DTYPE = np.int32
+PITS = 16  # per player
+NUM_ACTIONS = 16
+TOTAL_STONES = 48
+#: Default sowing limit of one move (see ``docs/rules/hus.md``, "Moves that would never end").
+DEFAULT_MAX_SOWN = 100_000
+
+# Layout of the integer packed by `play_pit` (read it with `unpack_move`).
+TERMINAL_BIT = 1 << 1
+#: bits 2..3: how the move ended (0 last stone in an empty pit, 1 repetition, 2 sowing limit)
+END_SHIFT = 2
+REPETITION_BIT = 1 << END_SHIFT
+LIMIT_BIT = 2 << END_SHIFT
+MASK_SHIFT = 4
+CAPTURES_SHIFT = 20  # 6 bits: a capture takes at least one of the opponent's 48 stones
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def ring_of_action(action: int) -> int:
+    """Ring position of action ``action`` (row 1 columns 0..7, then row 2 columns 0..7)."""
+    return 15 - action if action < 8 else action - 8
+
+
+@numba.njit(cache=True, nogil=True)
+def legal_bits(board: np.ndarray, player: int) -> int:
+    """Bit ``a`` set when action ``a`` of ``player`` names a pit with 2 or more stones."""
+    base = 16 * player
+    mask = 0
+    for a in range(16):
+        if board[base + ring_of_action(a)] >= 2:
+            mask |= 1 << a
+    return mask
+
+
+@numba.njit(cache=True, nogil=True)
+def _pick_up_and_sow(board: np.ndarray, own: int, opp: int, pos: int) -> tuple[int, int, int]:
+    """From a landing in the occupied pit ``pos``: take its stones (with a capture when the
+    rules allow one) and sow them on. Returns (new landing pit, stones sown, 1 if captured)."""
+    captured = 0
+    if pos < 8 and board[opp + 7 - pos] > 0:
+        # Capture: the landing pit plus the opponent's inner and outer pits opposite it.
+        stones = board[own + pos] + board[opp + 7 - pos] + board[opp + 8 + pos]
+        board[opp + 7 - pos] = 0
+        board[opp + 8 + pos] = 0
+        captured = 1
+    else:
+        stones = board[own + pos]  # relay sowing
+    board[own + pos] = 0
+    sown = stones
+    while stones > 0:
+        pos = (pos + 1) & 15
+        board[own + pos] += 1
+        stones -= 1
+    return pos, sown, captured
+
+
+@numba.njit(cache=True, nogil=True)
+def _same_event(a: np.ndarray, pos_a: int, b: np.ndarray, pos_b: int) -> bool:
+    if pos_a != pos_b:
+        return False
+    for i in range(a.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def play_pit(board: np.ndarray, player: int, action: int, max_sown: int) -> tuple[int, int, int]:
+    """Play ``action`` (legality checked by the caller) for ``player`` in place.
+
+    Returns ``(packed, stones_sown, relay_steps)``; ``packed`` holds bit 0 the next player,
+    bit 1 game over, bit 2 "ended by a repetition", bit 3 "ended by the sowing limit",
+    bits 4..19 the next player's legal-action mask and bits 20..25 the number of captures.
+
+    Never-ending moves (``docs/rules/hus.md``). An *event* is a landing of the last stone in an
+    occupied pit, described by (whole board, landing pit); it determines the rest of the move.
+    The move ends, before the pick-up, at the first event that repeats an earlier one (it would
+    never end), or at the first event once ``max_sown`` stones have been sown, whichever comes
+    first. Repeats can come hundreds of millions of stones later, so rather than storing every
+    event the kernel uses Brent's cycle detection (constant memory): phase 1 walks the events
+    and finds the cycle length, phase 2 replays from the first event to find the first repeat.
+    """
+    own = 16 * player
+    opp = 16 * (1 - player)
+    pos = ring_of_action(action)
+    stones = board[own + pos]
+    board[own + pos] = 0
+    sown = stones
+    while stones > 0:
+        pos = (pos + 1) & 15
+        board[own + pos] += 1
+        stones -= 1
+    relays = 0
+    captures = 0
+    ended_by = 0  # 0: empty pit, 1: repetition, 2: sowing limit
+    if board[own + pos] > 1:
+        saved = np.empty((3, board.shape[0]), dtype=board.dtype)
+        saved[0] = board  # the first event, for phase 2
+        first_pos = pos
+        first_sown = sown
+        saved[1] = board  # Brent's tortoise
+        tortoise_pos = pos
+        power = 1
+        cycle = 0
+        event = 0  # index of the current event (the first is 0)
+        limit_event = -1  # first event with `max_sown` stones sown, once reached
+        limit_sown = 0
+        limit_relays = 0
+        limit_captures = 0
+        if sown >= max_sown:
+            limit_event = 0
+            saved[2] = board
+            limit_sown = sown
+        # Phase 1. Once the limit event k is known, a repeat at an index <= k is certain to be
+        # detected by index 3k + 2, so the walk can stop at 4k + 4.
+        while limit_event < 0 or event < 4 * limit_event + 4:
+            pos, n, c = _pick_up_and_sow(board, own, opp, pos)
+            sown += n
+            captures += c
+            relays += 1 - c
+            if board[own + pos] == 1:
+                break  # the last stone fell into an empty pit
+            event += 1
+            if limit_event < 0 and sown >= max_sown:
+                limit_event = event
+                saved[2] = board
+                limit_sown = sown
+                limit_relays, limit_captures = relays, captures
+            cycle += 1
+            if _same_event(board, pos, saved[1], tortoise_pos):
+                ended_by = 1
+                break
+            if cycle == power:
+                saved[1] = board
+                tortoise_pos = pos
+                power *= 2
+                cycle = 0
+        if ended_by == 1:
+            # Phase 2: the hare starts `cycle` events ahead of the tortoise; they meet at the
+            # first repeat. The hare's walk is the real move, so it counts the statistics.
+            board[:] = saved[0]
+            pos = first_pos
+            sown = first_sown
+            relays = 0
+            captures = 0
+            repeat_event = cycle
+            for _ in range(cycle):
+                pos, n, c = _pick_up_and_sow(board, own, opp, pos)
+                sown += n
+                captures += c
+                relays += 1 - c
+            tortoise = saved[1]
+            tortoise[:] = saved[0]
+            tortoise_pos = first_pos
+            while not _same_event(board, pos, tortoise, tortoise_pos):
+                pos, n, c = _pick_up_and_sow(board, own, opp, pos)
+                sown += n
+                captures += c
+                relays += 1 - c
+                tortoise_pos, n, c = _pick_up_and_sow(tortoise, own, opp, tortoise_pos)
+                repeat_event += 1
+            if limit_event >= 0 and limit_event < repeat_event:
+                ended_by = 2
+        elif limit_event >= 0:
+            ended_by = 2  # ended naturally or never repeated, but only after the limit
+        if ended_by == 2:
+            board[:] = saved[2]
+            sown, relays, captures = limit_sown, limit_relays, limit_captures
+
+    next_player = 1 - player
+    mask = legal_bits(board, next_player)
+    packed = next_player | (mask << MASK_SHIFT) | (captures << CAPTURES_SHIFT)
+    if mask == 0:
+        packed |= TERMINAL_BIT  # the next player cannot move and loses
+    packed |= ended_by << END_SHIFT
+    return packed, sown, relays
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def unpack_move(packed: int) -> tuple[int, int, int]:
+    """``(next player, 1 if the game is over else 0, legal-action mask of the next player)`` of
+    the integer :func:`play_pit` returned."""
+    return packed & 1, (packed & TERMINAL_BIT) >> 1, (packed >> MASK_SHIFT) & 0xFFFF
+
+
+@numba.njit(cache=True, nogil=True)
+def final_result(board: np.ndarray, to_move: int, player: int) -> int:
+    """+1 / -1 for ``player`` of the finished game ``board``, where ``to_move`` is the seat to
+    move: that player cannot move and loses (the board's stones only count for the points)."""
+    return -1 if to_move == player else 1
+
+
+@numba.njit(cache=True, nogil=True)
+def observe(board: np.ndarray, seat: int, out: np.ndarray) -> None:
+    """Write ``seat``'s observation of ``board`` into ``out`` (length 32, ``hus_v0``'s): own row 1
+    and row 2 (columns 0..7, = actions 0..15), then the opponent's inner pit facing own inner
+    column ``c`` (``16 + c``) and the outer pit behind it (``24 + c``)."""
+    own = 16 * seat
+    opp = 16 * (1 - seat)
+    for c in range(8):
+        out[c] = board[own + 15 - c]  # own outer row, column c (ring 15 - c)
+        out[8 + c] = board[own + c]  # own inner row, column c (ring c)
+        out[16 + c] = board[opp + 7 - c]  # the opponent's inner pit facing own inner column c
+        out[24 + c] = board[opp + 8 + c]  # the opponent's outer pit behind it
+
+
+def initial_board() -> np.ndarray:
+    """2 stones in every outer pit and in inner columns 4..7 (ring 4..7), for both players."""
+    side = np.zeros(PITS, dtype=BOARD_DTYPE)
+    side[8:16] = 2  # row 1
+    side[4:8] = 2  # row 2, the four right-hand pits
+    return np.concatenate([side, side])

@@ -1,0 +1,185 @@
+"""Every script in benchmarks/ and release/ runs, so that none can rot between full runs.
+
+Each benchmark runs with ``--quick`` (tiny sizes, a few seconds) and writes its results to a
+temporary ``--results-dir``; each release script runs on a tiny input, shipping (where it
+ships) into a temporary folder. None may touch ``benchmarks/results/`` or the shipped agents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+RELEASE = ROOT / "release"
+#: what the scripts must never change when run by this test
+RECORDED = [BENCHMARKS / "results", ROOT / "agents" / "pretrained", ROOT / "agents" / "data"]
+BENCHMARK_SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_"))
+#: optional modules (from the test extra) a script needs: open_spiel, gnubg-nn, ray, pygame
+NEEDS = {
+    "arena_baselines.py": ["gnubg_nn"],
+    "arena_reference.py": ["gnubg_nn"],
+    "bench_backgammon.py": ["gnubg_nn", "pyspiel"],
+    "bench_hilo.py": ["pygame"],
+    "bench_mancala.py": ["pyspiel", "pygame"],
+    "bench_ray.py": ["ray"],
+    "soak_backgammon_gnubg.py": ["gnubg_nn"],
+    "train_td.py": ["gnubg_nn"],
+    "derive_pubeval_weights.py": ["gnubg_nn"],
+}
+#: a PPO run of a few seconds (small board, tiny net, no alpha-beta opponents to compile)
+TINY_PPO = [
+    "game_options.pits=4",
+    "total_steps=300",
+    "num_games=8",
+    "hidden=[16]",
+    "max_turns=300",
+    "eval_interval=0",
+    "final_eval_games=2",
+    "pool_baselines=[]",
+    "eval_opponents=[random]",
+    "progress=false",
+    "tensorboard=false",
+]
+
+
+def _skip_without_needs(script: str) -> None:
+    missing = [m for m in NEEDS.get(script, []) if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{script} needs {missing}: pip install -e '.[test]'")
+
+
+def _snapshot() -> dict[str, str]:
+    """Path -> SHA-256 of every recorded file."""
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for folder in RECORDED
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def recorded_files_unchanged():
+    before = _snapshot()
+    yield
+    assert _snapshot() == before, "a script changed recorded results or shipped files"
+
+
+def _run(script: Path, *args: object, timeout: float = 300) -> str:
+    """Run ``script`` from the repository root; returns its output, fails with its tail."""
+    env = dict(os.environ, PYGAME_HIDE_SUPPORT_PROMPT="1", RAY_USAGE_STATS_ENABLED="0")
+    proc = subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{script.name} exited with {proc.returncode}:\n{output[-4000:]}"
+    return output
+
+
+@pytest.mark.parametrize("script", BENCHMARK_SCRIPTS)
+def test_benchmark_quick_run(script, tmp_path, recorded_files_unchanged):
+    _skip_without_needs(script)
+    results = tmp_path / "results"
+    _run(BENCHMARKS / script, "--quick", "--results-dir", results)
+    written = sorted(results.iterdir()) if results.exists() else []
+    assert written, f"{script} --quick wrote no results to --results-dir"
+    for path in written:
+        if path.suffix == ".json":
+            json.loads(path.read_text())
+
+
+def test_quick_runs_write_nowhere_unless_told(tmp_path):
+    spec = importlib.util.spec_from_file_location("_common", BENCHMARKS / "_common.py")
+    common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(common)
+    parser = argparse.ArgumentParser()
+    common.add_run_options(parser)
+    assert common.results_dir(parser.parse_args([])) == BENCHMARKS / "results"
+    assert common.results_dir(parser.parse_args(["--quick"])) is None
+    args = parser.parse_args(["--quick", "--results-dir", str(tmp_path)])
+    assert common.result_path(args, "x.json") == tmp_path / "x.json"
+
+
+def test_every_release_script_is_run_here():
+    tested = {"train_ppo.py", "train_td.py", "record_eval.py", "derive_pubeval_weights.py"}
+    assert {p.name for p in RELEASE.glob("*.py")} == tested
+
+
+def test_release_train_ppo_trains_evaluates_and_ships(tmp_path, recorded_files_unchanged):
+    from spieltisch.agents.neural.checkpoint import load_checkpoint
+
+    sets = [x for s in [*TINY_PPO, f"run_dir={tmp_path / 'run'}"] for x in ("--set", s)]
+    _run(
+        RELEASE / "train_ppo.py", "configs/kalaha_ppo.yaml", *sets, "--seeds", "1",
+        "--results-dir", tmp_path, "--pretrained-dir", tmp_path / "pretrained", "--ship",
+    )  # fmt: skip
+    result = json.loads((tmp_path / "kalaha_ppo_train.json").read_text())
+    assert result["evaluation"]["vs_random"]["games"] == 2
+    assert "run_dir" not in result["command"]
+    shipped = load_checkpoint(tmp_path / "pretrained" / "kalaha", "kalaha")
+    assert shipped.meta["reproduce"]["benchmark"].startswith("python release/train_ppo.py")
+    assert shipped.meta["evaluation"] == result["evaluation"]
+
+
+def test_release_train_td_evaluates_and_ships(tmp_path, recorded_files_unchanged):
+    _skip_without_needs("train_td.py")
+    from spieltisch.agents.neural.checkpoint import load_checkpoint
+
+    out = tmp_path / "backgammon_td_train.json"
+    _run(
+        RELEASE / "train_td.py", ROOT / "agents" / "pretrained" / "backgammon",
+        "--pubeval-seeds", "1", "--gnubg-seeds", "1", "--out", out,
+        "--pretrained-dir", tmp_path, "--ship",
+    )  # fmt: skip
+    result = json.loads(out.read_text())
+    assert {"vs_pubeval", "vs_gnubg"} == set(result["evaluation"])
+    shipped = load_checkpoint(tmp_path / "backgammon", "backgammon")
+    assert shipped.meta["evaluation"] == result["evaluation"]
+
+
+def test_release_record_eval_records_an_arena_report(tmp_path, recorded_files_unchanged):
+    pretrained, results = tmp_path / "pretrained", tmp_path / "results"
+    copies = {
+        pretrained / "hus.json": ROOT / "agents" / "pretrained" / "hus.json",
+        results / "hus_ppo_train.json": BENCHMARKS / "results" / "hus_ppo_train.json",
+    }
+    for copy, source in copies.items():
+        copy.parent.mkdir()
+        copy.write_text(source.read_text())
+    report = tmp_path / "report.json"
+    command = "spieltisch eval hus --agents pretrained:hus random --seeds 1"
+    cli = ["-m", "spieltisch.train.cli", "eval", "hus", "--agents", "pretrained:hus", "random"]
+    subprocess.run(
+        [sys.executable, *cli, "--seeds", "1", "--json", str(report), "--no-progress"],
+        cwd=ROOT, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    _run(
+        RELEASE / "record_eval.py", report, "--command", command, "--seconds", "1.5",
+        "--pretrained-dir", pretrained, "--results-dir", results,
+    )  # fmt: skip
+    for path in (pretrained / "hus.json", results / "hus_ppo_train.json"):
+        row = json.loads(path.read_text())["evaluation"]["vs_random"]
+        assert row["command"] == command and row["games"] == 2 and row["seconds"] == 1.5
+
+
+def test_release_derive_pubeval_weights_reproduces_the_shipped_data(tmp_path):
+    _skip_without_needs("derive_pubeval_weights.py")
+    out = tmp_path / "pubeval.json"
+    _run(RELEASE / "derive_pubeval_weights.py", "--out", out)
+    derived = json.loads(out.read_text())
+    shipped = json.loads((ROOT / "agents" / "data" / "pubeval.json").read_text())
+    assert derived.keys() == shipped.keys()
+    assert derived["source"] == shipped["source"]
+    for kind in ("race", "contact"):
+        assert derived[kind] == pytest.approx(shipped[kind], abs=2e-5)

@@ -1,0 +1,146 @@
+"""The run loop shared by the trainers (train/run_loop.py), driven by a toy trainer: the contract
+a new trainer implements, checkpoint and evaluation cadence, keep-best, exact resume, the end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from spieltisch.agents.neural.checkpoint import CheckpointError
+from spieltisch.train.config import RunConfig
+from spieltisch.train.run_files import latest_checkpoint
+from spieltisch.train.run_loop import Evaluation, Trainer, run
+
+ROUNDS = 12
+
+
+class ToyTrainer(Trainer):
+    """A round adds a random number to a total; a step takes up to ``chunk`` rounds; the
+    evaluation's score peaks at round 6; ten progress units per round."""
+
+    unit = "tick"
+
+    def __init__(self, cfg: RunConfig, chunk: int = 5, stop_after: int | None = None) -> None:
+        self.cfg = cfg
+        self.chunk = chunk
+        self.stop = stop_after
+        self.rng = np.random.default_rng(cfg.seed)
+        self.round = 0
+        self.total = 0
+        self.metrics: dict[str, float] = {}
+        self.best_score = float("-inf")
+        #: rounds at which this process evaluated (not saved)
+        self.evaluated_at: list[int] = []
+
+    @property
+    def rounds(self) -> int:
+        return self.round
+
+    @property
+    def units(self) -> int:
+        return 10 * self.round
+
+    @property
+    def total_units(self) -> int:
+        return 10 * ROUNDS
+
+    @property
+    def stop_after_rounds(self) -> int | None:
+        return self.stop
+
+    @property
+    def keep_best(self) -> bool:
+        return True
+
+    def step(self, max_rounds: int) -> dict[str, float]:
+        for _ in range(min(self.chunk, max_rounds, ROUNDS - self.round)):
+            self.round += 1
+            self.total += int(self.rng.integers(100))
+        return {"charts/total": float(self.total)}
+
+    def evaluate(self, num_games: int, seed: int) -> Evaluation:
+        self.evaluated_at.append(self.round)
+        score = 6.0 - abs(self.round - 6)
+        return Evaluation({"eval/score": score}, score=score, line=f"round {self.round}: {score}")
+
+    def final_evaluation(
+        self, final: Path, best: Path | None, num_games: int, seed: int
+    ) -> Evaluation:
+        report: dict[str, Any] = {"final": json.loads(final.with_suffix(".json").read_text())}
+        if best is not None:
+            report["best"] = json.loads(best.with_suffix(".json").read_text())
+        return Evaluation({"final/total": float(self.total)}, report=report)
+
+    def checkpoint_name(self) -> str:
+        return f"round_{self.round:04d}"
+
+    def _state(self) -> dict[str, Any]:
+        return {"round": self.round, "total": self.total, "metrics": self.metrics}
+
+    def save(self, path: Path) -> None:
+        state = {**self._state(), "rng": self.rng.bit_generator.state, "best": self.best_score}
+        path.with_suffix(".json").write_text(json.dumps(state))
+
+    def restore(self, path: Path) -> None:
+        state = json.loads(path.with_suffix(".json").read_text())
+        self.round, self.total, self.metrics = state["round"], state["total"], state["metrics"]
+        self.rng.bit_generator.state = state["rng"]
+        self.best_score = state["best"]
+
+    def save_policy(self, path: Path) -> None:
+        path.with_suffix(".json").write_text(json.dumps(self._state()))
+
+    def position(self) -> str:
+        return f"round {self.round}"
+
+    def summary(self) -> dict[str, Any]:
+        return {"rounds": self.round}
+
+
+def config(run_dir: Path, **over: Any) -> RunConfig:
+    settings = {"checkpoint_interval": 4, "eval_interval": 3, "keep_checkpoints": 2}
+    settings.update(over)
+    return RunConfig(run_dir=str(run_dir), tensorboard=False, progress=False, **settings)
+
+
+def test_cadence_keep_best_and_the_end(tmp_path: Path) -> None:
+    trainer = ToyTrainer(config(tmp_path / "run"))
+    lines: list[str] = []
+    result = run(trainer, log=lines.append)
+    run_dir = tmp_path / "run"
+    # steps stop at every checkpoint (4, 8, 12) and evaluation (3, 6, 9, 12)
+    assert trainer.evaluated_at == [3, 6, 9, 12]
+    assert lines == ["round 3: 3.0", "round 6: 6.0", "round 9: 3.0", "round 12: 0.0"]
+    assert sorted(p.name for p in (run_dir / "checkpoints").glob("*.json")) == [
+        "round_0008.json",
+        "round_0012.json",
+    ]  # keep_checkpoints
+    assert latest_checkpoint(run_dir) == run_dir / "checkpoints" / "round_0012"
+    report = json.loads((run_dir / "final_eval.json").read_text())
+    assert report["best"]["round"] == 6 and report["final"]["round"] == ROUNDS
+    assert result["rounds"] == ROUNDS and result["final_eval"] == report
+    # the final policy is saved again after its evaluation, which its metadata records
+    final = json.loads((run_dir / "final.json").read_text())
+    assert final["metrics"]["final/total"] == trainer.total == result["metrics"]["final/total"]
+    assert json.loads((run_dir / "config.resolved.json").read_text())["eval_interval"] == 3
+
+
+def test_stopped_and_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:
+    whole = ToyTrainer(config(tmp_path / "whole"))
+    run(whole, log=lambda _: None)
+    first = ToyTrainer(config(tmp_path / "split"), stop_after=7)
+    result = run(first, log=lambda _: None)
+    assert result == {"rounds": 7, "metrics": first.metrics}  # no final evaluation
+    # no checkpoint on stopping: the run continues from round 4
+    assert latest_checkpoint(tmp_path / "split").name == "round_0004"
+    messages: list[str] = []
+    resumed = ToyTrainer(config(tmp_path / "split"))
+    run(resumed, resume=True, log=messages.append)
+    assert messages[0].endswith("at round 4")
+    assert (resumed.total, resumed.best_score) == (whole.total, whole.best_score)
+    assert resumed.rng.bit_generator.state == whole.rng.bit_generator.state
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        run(ToyTrainer(config(tmp_path / "empty")), resume=True)

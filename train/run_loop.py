@@ -1,0 +1,294 @@
+"""The run loop every trainer shares: resume, checkpoints, evaluations, keep-best, logs, the end.
+
+A trainer (:mod:`spieltisch.train.ppo`, :mod:`spieltisch.train.td`) says how to advance, save,
+restore and evaluate itself by subclassing :class:`Trainer`; :func:`run` does the bookkeeping
+around it, the same for every algorithm (the shared keys of
+:class:`~spieltisch.train.config.RunConfig` drive it):
+
+1. **Setup.** ``run_dir/checkpoints`` is created. With ``resume`` the trainer restores the newest
+   training checkpoint (``checkpoints/latest.txt``) and the run continues from there. The config
+   as run goes to ``run_dir/config.resolved.json``; a TensorBoard writer (``run_dir/tb``) and a
+   tqdm bar are opened if the config asks for them.
+2. **Rounds.** The trainer advances in *rounds* (PPO: iterations, TD: games):
+   ``checkpoint_interval``, ``eval_interval`` and the trainer's stop-after limit (stop as if
+   killed, for tests) count rounds. The run ends when the trainer's *units* (PPO: learner
+   steps, TD: games; the progress bar counts these) reach ``total_units``.
+3. **After each step**: every ``eval_interval`` rounds the trainer evaluates itself
+   (``eval_games``, seed ``seed * 1000 + 7``); if it keeps its best policy and the evaluation's
+   score beats the best so far, the policy is saved as ``run_dir/best``. The step's and the
+   evaluation's metrics go to TensorBoard and become the trainer's ``metrics`` (saved with
+   every checkpoint). Every ``checkpoint_interval`` rounds and at the end a training checkpoint
+   is written and recorded in ``latest.txt`` (all but the newest ``keep_checkpoints`` are
+   deleted).
+4. **The end** (``total_units`` reached): the policy is saved as ``run_dir/final`` and evaluated
+   (``final_eval_games``, seed ``seed * 1000 + 11``; ``run_dir/best`` too, if kept), saved again
+   so that its metadata records that evaluation, and the evaluation is written to
+   ``run_dir/final_eval.json``. A run stopped early ends without this.
+
+**The trainer contract.** A new trainer subclasses :class:`Trainer`: it sets the class
+attributes, keeps ``cfg`` (its config, a ``RunConfig``), ``metrics`` (the latest metrics) and,
+if it keeps its best policy, ``best_score``; it implements the properties ``rounds``, ``units``
+and ``total_units`` and the methods :meth:`~Trainer.step` (advance at most ``max_rounds``
+rounds, return the metrics), :meth:`~Trainer.save` / :meth:`~Trainer.restore` (a training
+checkpoint that resumes the run exactly, ``metrics`` and ``best_score`` included),
+:meth:`~Trainer.save_policy` (a policy checkpoint: best and final), :meth:`~Trainer.evaluate`
+and :meth:`~Trainer.final_evaluation`, :meth:`~Trainer.checkpoint_name`,
+:meth:`~Trainer.position` and :meth:`~Trainer.summary`. Its ``train(cfg, resume, log)`` builds
+it and returns ``run(trainer, resume, log)``.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spieltisch.agents.files import write_text_atomic
+from spieltisch.agents.neural.checkpoint import CheckpointError
+from spieltisch.train.config import RunConfig
+from spieltisch.train.run_files import (
+    checkpoint_dir,
+    latest_checkpoint,
+    record_checkpoint,
+    write_resolved_config,
+)
+
+
+def eval_seed(cfg: RunConfig) -> int:
+    """The seed of every evaluation during the run (the same games each time)."""
+    return cfg.seed * 1000 + 7
+
+
+def final_eval_seed(cfg: RunConfig) -> int:
+    """The seed of the final evaluation."""
+    return cfg.seed * 1000 + 11
+
+
+@dataclass
+class Evaluation:
+    """What a trainer's evaluation returns to the run loop."""
+
+    metrics: dict[str, float]
+    """scalars for TensorBoard and the trainer's metrics (``eval/...`` during the run,
+    ``final/...`` at the end)"""
+    score: float | None = None
+    """higher is better: keep-best keeps the policy of the highest score (None: no ranking)"""
+    report: dict[str, Any] = field(default_factory=dict)
+    """the final evaluation's record, written to run_dir/final_eval.json"""
+    line: str | None = None
+    """a line for the log, if the trainer reports its evaluations"""
+
+
+class Trainer(ABC):
+    """One training algorithm as :func:`run` drives it (see the module docstring)."""
+
+    unit: str = "step"
+    """name of a progress unit (the progress bar's unit)"""
+    bar_smoothing: float = 0.3
+    """tqdm's smoothing of the speed shown"""
+    checkpoint_on_stop: bool = False
+    """also write a checkpoint when the stop-after limit ends the process"""
+    checkpoint_on_evaluation: bool = False
+    """also write a checkpoint after every evaluation (it records the evaluation)"""
+
+    cfg: RunConfig
+    metrics: dict[str, float]
+    """the latest metrics (saved with every checkpoint)"""
+    best_score: float
+    """the best evaluation score so far (only read if :attr:`keep_best`)"""
+
+    @property
+    @abstractmethod
+    def rounds(self) -> int:
+        """Rounds done in the whole run (resumptions included)."""
+
+    @property
+    @abstractmethod
+    def units(self) -> int:
+        """Progress units done in the whole run."""
+
+    @property
+    @abstractmethod
+    def total_units(self) -> int:
+        """The run ends when :attr:`units` reaches this."""
+
+    @property
+    def stop_after_rounds(self) -> int | None:
+        """Stop (as if killed) after this many rounds in this process (None: never)."""
+        return None
+
+    @property
+    def keep_best(self) -> bool:
+        """Save the policy of the best evaluation score as ``run_dir/best``."""
+        return False
+
+    @abstractmethod
+    def step(self, max_rounds: int) -> dict[str, float]:
+        """Advance by at least one and at most ``max_rounds`` rounds (the loop's next
+        checkpoint, evaluation or stop is that far); returns the step's metrics."""
+
+    @abstractmethod
+    def evaluate(self, num_games: int, seed: int) -> Evaluation:
+        """Evaluate the current policy (during the run)."""
+
+    @abstractmethod
+    def final_evaluation(
+        self, final: Path, best: Path | None, num_games: int, seed: int
+    ) -> Evaluation:
+        """Evaluate the final policy (saved at ``final``) and the best one (at ``best``, None if
+        not kept) at the end of the run; the report goes to final_eval.json."""
+
+    @abstractmethod
+    def checkpoint_name(self) -> str:
+        """File name (without suffix) of a training checkpoint now, e.g. ``step_0000012800``."""
+
+    @abstractmethod
+    def save(self, path: Path) -> None:
+        """Write a training checkpoint from which :meth:`restore` resumes exactly: its metadata
+        at ``<path>.json``, other files (weights) with the same stem (old checkpoints are deleted
+        by that file name)."""
+
+    @abstractmethod
+    def restore(self, path: Path) -> None:
+        """Continue from the training checkpoint at ``path`` (raise ``CheckpointError`` if it
+        does not fit the config)."""
+
+    @abstractmethod
+    def save_policy(self, path: Path) -> None:
+        """Write a policy checkpoint (an agent: the best and the final policy), its metadata at
+        ``<path>.json``."""
+
+    @abstractmethod
+    def position(self) -> str:
+        """Where the run stands, for log lines: ``iteration 4, step 1200``."""
+
+    @abstractmethod
+    def summary(self) -> dict[str, Any]:
+        """The counters that start the result of :func:`run`."""
+
+    def postfix(self, metrics: dict[str, float]) -> dict[str, str]:
+        """What the progress bar shows next to the speed."""
+        return {}
+
+
+def open_logs(
+    run_dir: Path, cfg: RunConfig, total: int, done: int, unit: str, smoothing: float
+) -> tuple[Any, Any]:
+    """``(writer, bar)``: a TensorBoard writer continuing at ``done`` (None unless
+    ``cfg.tensorboard``) and a progress bar over ``total`` (None unless ``cfg.progress``)."""
+    writer = None
+    if cfg.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(run_dir / "tb"), purge_step=done or None)
+    bar = None
+    if cfg.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, initial=done, unit=unit, smoothing=smoothing)
+    return writer, bar
+
+
+def rounds_to_boundary(trainer: Trainer, rounds_here: int) -> int:
+    """Rounds the next step may take: up to the next checkpoint, evaluation or stop."""
+    cfg = trainer.cfg
+    limit = cfg.checkpoint_interval - trainer.rounds % cfg.checkpoint_interval
+    if cfg.eval_interval:
+        limit = min(limit, cfg.eval_interval - trainer.rounds % cfg.eval_interval)
+    if trainer.stop_after_rounds is not None:
+        limit = min(limit, trainer.stop_after_rounds - rounds_here)
+    return limit
+
+
+def run(
+    trainer: Trainer, resume: bool = False, log: Callable[[str], Any] = print
+) -> dict[str, Any]:
+    """Run (or resume) ``trainer``'s run to the end or to its stop-after limit; returns its
+    :meth:`~Trainer.summary`, the final evaluation (``final_eval``, at the end) and the latest
+    ``metrics``."""
+    cfg = trainer.cfg
+    run_dir = Path(cfg.run_dir)
+    ckpt_dir = checkpoint_dir(run_dir)
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    if resume:
+        path = latest_checkpoint(run_dir)
+        if path is None:
+            raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
+        trainer.restore(path)
+        log(f"resumed from {path} at {trainer.position()}")
+    write_resolved_config(run_dir, cfg)
+    writer, bar = open_logs(
+        run_dir, cfg, trainer.total_units, trainer.units, trainer.unit, trainer.bar_smoothing
+    )
+
+    stop_after = trainer.stop_after_rounds
+    rounds_here = 0
+    while trainer.units < trainer.total_units:
+        rounds_before, units_before = trainer.rounds, trainer.units
+        metrics = trainer.step(rounds_to_boundary(trainer, rounds_here))
+        rounds_here += trainer.rounds - rounds_before
+        done = trainer.units >= trainer.total_units
+        stopping = stop_after is not None and rounds_here >= stop_after
+        evaluated = bool(cfg.eval_interval) and trainer.rounds % cfg.eval_interval == 0
+        if evaluated:
+            evaluation = trainer.evaluate(cfg.eval_games, eval_seed(cfg))
+            metrics.update(evaluation.metrics)
+            if evaluation.line is not None and bar is not None:
+                bar.write(evaluation.line)  # keeps the bar intact
+            elif evaluation.line is not None:
+                log(evaluation.line)
+        trainer.metrics = {k: float(v) for k, v in metrics.items()}
+        if (
+            evaluated
+            and trainer.keep_best
+            and evaluation.score is not None
+            and evaluation.score > trainer.best_score
+        ):
+            trainer.best_score = evaluation.score
+            trainer.save_policy(run_dir / "best")
+        if writer is not None:
+            for key, value in metrics.items():
+                writer.add_scalar(key, value, trainer.units)
+            writer.flush()
+        if bar is not None:
+            bar.update(trainer.units - units_before)
+            bar.set_postfix(trainer.postfix(metrics))
+        if (
+            trainer.rounds % cfg.checkpoint_interval == 0
+            or done
+            or (stopping and trainer.checkpoint_on_stop)
+            or (evaluated and trainer.checkpoint_on_evaluation)
+        ):
+            name = trainer.checkpoint_name()
+            trainer.save(ckpt_dir / name)
+            record_checkpoint(ckpt_dir, name, cfg.keep_checkpoints)
+        if stopping and not done:
+            break
+
+    if bar is not None:
+        bar.close()
+    result = trainer.summary()
+    if trainer.units >= trainer.total_units:
+        final = run_dir / "final"
+        trainer.save_policy(final)  # some trainers evaluate the file (the arena loads it)
+        best = run_dir / "best"
+        kept = best if trainer.keep_best and best.with_suffix(".json").exists() else None
+        evaluation = trainer.final_evaluation(
+            final, kept, cfg.final_eval_games, final_eval_seed(cfg)
+        )
+        trainer.metrics.update(evaluation.metrics)
+        trainer.save_policy(final)  # again: its metadata records the final evaluation
+        if writer is not None:
+            for key, value in evaluation.metrics.items():
+                writer.add_scalar(key, value, trainer.units)
+        write_text_atomic(
+            run_dir / "final_eval.json", json.dumps(evaluation.report, indent=2) + "\n"
+        )
+        result["final_eval"] = evaluation.report
+    if writer is not None:
+        writer.close()
+    result["metrics"] = dict(trainer.metrics)
+    return result
