@@ -9,8 +9,8 @@ of each is reported with the ratio current / base (above 1: this tree is faster)
     python benchmarks/compare_revisions.py --base 929c16a --rounds 5
 
 The probes only use what both trees offer (engine constructors, ``step``,
-``sample_random_actions``, ``play_random`` and the ``spieltisch train`` command), so a base from
-before the batched-game protocol works too. Each probe first runs once per tree untimed, so that
+``sample_random_actions``, ``play_random``, ``build_config`` and the trainers' ``train``), so a
+base from before the batched-game protocol works too. Each probe first runs once per tree untimed, so that
 numba's compile cache is warm in both.
 """
 
@@ -115,43 +115,46 @@ print(moves / (time.perf_counter() - t))
 """,
     ),
     "ppo_kalaha": (
-        "PPO on Kalaha 6x6, environment steps/s end to end (spieltisch train, 256 games)",
+        "PPO self-play on Kalaha 6x6, environment steps/s (train(), 256 games, no scripted "
+        "opponents, no evaluation; start-up not timed)",
         """
-import tempfile
-steps = int(60000 * SECONDS / 4)
+import tempfile, yaml
+from spieltisch.train.config import build_config
+from spieltisch.train.ppo import train
+steps = int(30000 * SECONDS)
 with tempfile.TemporaryDirectory() as d:
-    cmd = [sys.executable, "-m", CLI, "train", CONFIGS + "/kalaha_ppo.yaml",
-           "--set", f"total_steps={steps}", "--set", f"run_dir={d}/run",
-           "--set", "eval_interval=0", "--set", "final_eval_games=2",
-           "--set", "checkpoint_interval=1000", "--set", "progress=false",
-           "--set", "tensorboard=false"]
+    cfg = build_config(yaml.safe_load(open(CONFIGS + "/kalaha_ppo.yaml")), [
+        f"total_steps={steps}", f"run_dir={d}/run", "eval_interval=0", "final_eval_games=0",
+        "checkpoint_interval=100000", "progress=false", "tensorboard=false",
+        "pool_baselines=[]", "eval_opponents=[random]"])
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
+    train(cfg, log=lambda *a, **k: None)
     print(steps / (time.perf_counter() - t))
 """,
     ),
     "td_backgammon": (
-        "TD(lambda) backgammon training games/s (spieltisch train, 80 hidden)",
+        "TD(lambda) backgammon training games/s (train(), 80 hidden, no evaluation; start-up "
+        "not timed)",
         """
-import tempfile
-games = int(600 * SECONDS / 4)
+import tempfile, yaml
+from spieltisch.train.config import build_config
+from spieltisch.train.td import train
+games = int(250 * SECONDS)
 with tempfile.TemporaryDirectory() as d:
-    cmd = [sys.executable, "-m", CLI, "train", CONFIGS + "/backgammon_td.yaml",
-           "--set", f"total_games={games}", "--set", f"run_dir={d}/run",
-           "--set", "eval_interval=0", "--set", "final_eval_games=2",
-           "--set", "checkpoint_interval=100000", "--set", "chunk_games=100",
-           "--set", "progress=false", "--set", "tensorboard=false"]
+    cfg = build_config(yaml.safe_load(open(CONFIGS + "/backgammon_td.yaml")), [
+        f"total_games={games}", f"run_dir={d}/run", "eval_interval=0", "final_eval_games=0",
+        "checkpoint_interval=100000", "chunk_games=100", "progress=false", "tensorboard=false"])
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
+    train(cfg, log=lambda *a, **k: None)
     print(games / (time.perf_counter() - t))
 """,
     ),
 }
 
 
-def tree_of(base: str, workdir: Path) -> tuple[Path, str]:
-    """A worktree of ``base`` and a folder that maps ``spieltisch.<pkg>`` to its folders;
-    returns (that folder, the base's command-line module)."""
+def tree_of(base: str, workdir: Path) -> Path:
+    """A worktree of ``base`` (``workdir/tree``) and a folder that maps ``spieltisch.<pkg>`` to
+    its folders, to put on PYTHONPATH (returned)."""
     tree = workdir / "tree"
     subprocess.run(
         ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), base],
@@ -162,14 +165,13 @@ def tree_of(base: str, workdir: Path) -> tuple[Path, str]:
     shim.mkdir(parents=True)
     for package in ("envs", "agents", "train"):
         (shim / package).symlink_to(tree / package)
-    cli = "spieltisch.train.cli"
-    return shim.parent, cli
+    return shim.parent
 
 
-def run_probe(code: str, seconds: float, pythonpath: str | None, configs: Path, cli: str) -> float:
+def run_probe(code: str, seconds: float, pythonpath: str | None, configs: Path) -> float:
     header = (
         "import sys, time, subprocess\nimport numpy as np\n"
-        f"SECONDS = {seconds}\nCONFIGS = {str(configs)!r}\nCLI = {cli!r}\n"
+        f"SECONDS = {seconds}\nCONFIGS = {str(configs)!r}\n"
     )
     env = dict(os.environ)
     if pythonpath:
@@ -207,22 +209,22 @@ def main() -> None:
     load_before = os.getloadavg()
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        shim, base_cli = tree_of(args.base, Path(tmp))
+        shim = tree_of(args.base, Path(tmp))
         trees = {
-            "base": (str(shim), Path(tmp) / "tree" / "configs", base_cli),
-            "current": (None, ROOT / "configs", "spieltisch.train.cli"),
+            "base": (str(shim), Path(tmp) / "tree" / "configs"),
+            "current": (None, ROOT / "configs"),
         }
         samples: dict[str, dict[str, list[float]]] = {name: {} for name in args.probes}
         try:
             for name in args.probes:
-                for path, configs, cli in trees.values():  # warm numba's cache in both
-                    run_probe(PROBES[name][1], 0.2, path, configs, cli)
+                for path, configs in trees.values():  # warm numba's cache in both
+                    run_probe(PROBES[name][1], 0.2, path, configs)
             for r in range(args.rounds):
                 for name in args.probes:
                     order = ("base", "current") if r % 2 == 0 else ("current", "base")
                     for tree in order:
-                        path, configs, cli = trees[tree]
-                        rate = run_probe(PROBES[name][1], args.seconds, path, configs, cli)
+                        path, configs = trees[tree]
+                        rate = run_probe(PROBES[name][1], args.seconds, path, configs)
                         samples[name].setdefault(tree, []).append(rate)
                 print(f"round {r + 1}/{args.rounds} done", flush=True)
         finally:
