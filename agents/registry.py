@@ -20,6 +20,7 @@ information, ``HUMAN_VIEW_OPTION`` (:func:`human_view_options`).
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -120,14 +121,24 @@ def check_agent_name(spec: str, game: str, *, human: bool = True, prefixed: bool
 
 
 def make_agent(
-    name: str, game: str, seed: int | None = None, game_options: dict[str, Any] | None = None
+    name: str,
+    game: str,
+    seed: int | None = None,
+    game_options: dict[str, Any] | None = None,
+    *,
+    checkpoint_root: str | os.PathLike | None = None,
 ) -> Agent:
     """The agent called ``name`` (with parameters: ``NAME:KEY=VALUE,...``) for ``game``; raises
-    naming the agents that exist (:func:`check_agent_name`)."""
+    ValueError naming the problem (an unknown name lists the agents that exist, see
+    :func:`check_agent_name`). ``checkpoint_root``: the folder ``checkpoint:PATH`` must lie in
+    (PATH is then relative to it; ``..`` or links out of it are refused), for programs that
+    load agents named by other people; None (the default) allows any path."""
     prefix, sep, value = name.partition(":")
     if sep and prefix in PREFIX_AGENT_MODULES:
         module = importlib.import_module(PREFIX_AGENT_MODULES[prefix])
-        return module.make_prefixed_agent(prefix, value, game, seed, dict(game_options or {}))
+        return module.make_prefixed_agent(
+            prefix, value, game, seed, dict(game_options or {}), checkpoint_root
+        )
     base = check_agent_name(name, game)
     params = parse_agent_name(name)[1]
     factory = agent_factories(game)[base]

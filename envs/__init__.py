@@ -37,12 +37,12 @@ def env_module(game: str) -> ModuleType:
     return importlib.import_module(f"spieltisch.envs.{GAMES[game]}")
 
 
-def make(game: str, **options: Any) -> Any:
+def make(game: str, /, **options: Any) -> Any:
     """``env(**options)`` of the game named ``game``, with PettingZoo's standard wrappers."""
     return env_module(game).env(**options)
 
 
-def make_batch(game: str, num_games: int, seed: Any = None, **options: Any) -> Any:
+def make_batch(game: str, num_games: int, /, seed: Any = None, **options: Any) -> Any:
     """``num_games`` games of ``game`` as a batched engine (a
     :class:`~spieltisch.envs._common.batch.BatchedGame`), with the env's rule ``options``."""
     if game not in BATCHES:

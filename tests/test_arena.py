@@ -61,8 +61,10 @@ def test_failure_is_reported_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
         return _Crasher(seed) if spec == "crasher" else real(spec, game, seed, game_options)
 
     monkeypatch.setattr(arena, "make_agent", fake)
+    # fail_fast: the first forfeit stops the table (by default it is scored as a lost game and
+    # the table goes on: tests/test_arena_time_limits.py)
     with pytest.raises(AgentFailure, match="crasher"):
-        play_table("kalaha", ["random", "crasher"], seeds=1)
+        play_table("kalaha", ["random", "crasher"], seeds=1, fail_fast=True)
 
 
 def test_summary_counts_and_json() -> None:
@@ -192,3 +194,16 @@ def test_record_eval_keys_pairs_and_tables() -> None:
     rows = record_eval.evaluation_rows(pair, "c", 1.0)
     assert list(rows) == ["search7_vs_alphabeta:depth=3"]
     assert "extra" not in rows["search7_vs_alphabeta:depth=3"]
+
+
+def test_one_seed_shows_no_interval_and_counts_in_words() -> None:
+    one = evaluate("kalaha", ["greedy", "random"], seeds=1, options={"pits": 3})
+    text = one.to_markdown()
+    assert "1 seed (seed 0)" in text and "1 seeds" not in text
+    p = one.pairs[0]
+    assert f"{p.mean_reward:+.3f} (no interval from 1 seed)" in text
+    assert f"[{p.reward_low:+.3f}, {p.reward_high:+.3f}]" not in text.split("|")[-2]
+    two = evaluate("kalaha", ["greedy", "random"], seeds=2, options={"pits": 3}).to_markdown()
+    assert "2 seeds (seed 0)" in two and "no interval" not in two
+    table = evaluate("hilo", ["random"] * 3, seeds=1, options={"num_players": 3}).to_markdown()
+    assert "(no interval from 1 seed)" in table

@@ -523,6 +523,34 @@ def test_cli_time_limit_and_node_limit(capsys):
     assert "not to --accuracy" in capsys.readouterr().err
 
 
+def test_cli_says_where_its_database_is_and_what_a_database_hit_is(tmp_path, capsys):
+    from spieltisch.train.cli import main
+
+    args = ["solve", "kalaha", "--pits", "4", "--seeds", "2", "--db-stones", "6", "--quiet"]
+    args += ["--tt-bits", "16", "--cache-dir", str(tmp_path)]
+    assert main(args) == 0  # 16 stones in the pits: a search
+    out = capsys.readouterr().out
+    assert "built now in " in out and f"and saved to {tmp_path} (7 files, " in out
+    assert "later runs load it" in out and "nodes: " in out and "no search needed" not in out
+    size = sum(f.stat().st_size for f in tmp_path.iterdir())
+    assert len(list(tmp_path.iterdir())) == 7 and size > 0
+    # 5 stones in the pits: the database holds the answer
+    assert main([*args, "--position", "1,0,1,0/5 2,0,0,1/3 0", "--move-values"]) == 0
+    out = capsys.readouterr().out
+    assert f"loaded from {tmp_path} (7 files, " in out and "built now" not in out
+    assert "solved by the endgame database, no search needed (nodes: 0)" in out
+    assert "at most 6 stones in the pits, and this one has 5" in out
+    assert main([*args, "--position", "1,0,1,0/5 2,0,0,1/3 0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["database_hit"] is True and data["nodes"] == 0
+    database = data["database"]
+    assert database["directory"] == str(tmp_path)
+    assert (database["levels_loaded"], database["levels_built"]) == (7, 0)
+    assert database["bytes_on_disk"] == size
+    assert main([*args, "--no-cache"]) == 0
+    assert "not saved (--no-cache)" in capsys.readouterr().out
+
+
 def test_iterative_deepening_by_default_only_far_above_the_database():
     """``id_max_depth=None``: depth-limited passes first only for positions with more than the
     database's stones + 30 in the pits (Kalah(6,3): 36 stones)."""

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from spieltisch.agents.neural.checkpoint import CheckpointError
 from spieltisch.train.config import RunConfig
-from spieltisch.train.run_files import latest_checkpoint
+from spieltisch.train.run_files import RunDirError, latest_checkpoint
 from spieltisch.train.run_loop import Evaluation, Trainer, run
 
 ROUNDS = 12
@@ -144,3 +144,100 @@ def test_stopped_and_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> 
     assert resumed.rng.bit_generator.state == whole.rng.bit_generator.state
     with pytest.raises(CheckpointError, match="no checkpoint"):
         run(ToyTrainer(config(tmp_path / "empty")), resume=True)
+
+
+def _snapshot(run_dir: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+
+
+def test_one_run_per_directory_and_overwrite_starts_over(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run(ToyTrainer(config(run_dir)), log=lambda _: None)
+    (run_dir / "notes.txt").write_text("not a run file")
+    before = _snapshot(run_dir)
+    # another run there is refused, naming the directory and the choices, and changes nothing
+    with pytest.raises(RunDirError) as refused:
+        run(ToyTrainer(config(run_dir, eval_interval=4, checkpoint_interval=5)))
+    message = str(refused.value)
+    assert f"run_dir {run_dir} already holds a run" in message
+    assert "--resume to continue it (from checkpoints/round_0012)" in message
+    assert "--overwrite" in message and "--set run_dir=DIR" in message
+    assert _snapshot(run_dir) == before
+    with pytest.raises(ValueError, match="not both"):
+        run(ToyTrainer(config(run_dir)), resume=True, overwrite=True)
+    # --overwrite: nothing of the first run is left to mix with the second
+    lines: list[str] = []
+    run(ToyTrainer(config(run_dir, eval_interval=4, checkpoint_interval=5)), overwrite=True,
+        log=lines.append)  # fmt: skip
+    assert lines[0].startswith(f"--overwrite: removed the earlier run in {run_dir}")
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [
+        "latest.txt", "round_0010.json", "round_0012.json"
+    ]  # fmt: skip
+    assert json.loads((run_dir / "best.json").read_text())["round"] == 4  # not round 6
+    assert json.loads((run_dir / "final_eval.json").read_text())["best"]["round"] == 4
+    assert (run_dir / "notes.txt").read_text() == "not a run file"
+    # a directory with other files only is no run
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "data.csv").write_text("1,2\n")
+    assert run(ToyTrainer(config(other)), log=lambda _: None)["rounds"] == ROUNDS
+
+
+def test_resume_refuses_a_config_that_changes_learning_naming_the_keys(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run(ToyTrainer(config(run_dir), stop_after=5), log=lambda _: None)
+    with pytest.raises(RunDirError, match=r"config keys \['game_options', 'seed'\] differ"):
+        run(ToyTrainer(config(run_dir, seed=3, game_options={"pits": 4})), resume=True)
+    # the run loop's resumable keys may change (the trainer's, too: resumable_keys)
+    resumed = ToyTrainer(config(run_dir, eval_interval=2, keep_checkpoints=5))
+    assert run(resumed, resume=True, log=lambda _: None)["rounds"] == ROUNDS
+
+
+def test_latest_checkpoint_is_the_newest_complete_one(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run(ToyTrainer(config(run_dir, keep_checkpoints=3)), log=lambda _: None)
+    ckpts = run_dir / "checkpoints"
+    assert latest_checkpoint(run_dir) == ckpts / "round_0012"
+    warnings: list[str] = []
+    (ckpts / "round_0012.json").write_text('{"round": 12, "tot')  # a torn write
+    assert latest_checkpoint(run_dir, warn=warnings.append) == ckpts / "round_0008"
+    assert "names round_0012, which is incomplete" in warnings[0]
+    (ckpts / "latest.txt").unlink()
+    assert latest_checkpoint(run_dir) == ckpts / "round_0008"
+    for old in ckpts.glob("round_*.json"):
+        old.unlink()
+    assert latest_checkpoint(run_dir) is None
+
+
+class OvershootingToy(ToyTrainer):
+    """The last round overshoots the total (as a PPO iteration does)."""
+
+    @property
+    def total_units(self) -> int:
+        return 10 * ROUNDS - 5
+
+
+def test_progress_bar_stops_at_its_total_and_evaluations_print_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    cfg = config(tmp_path / "run")
+    cfg.progress = True
+    run(OvershootingToy(cfg), log=lambda _: None)
+    out, err = capsys.readouterr()
+    total = 10 * ROUNDS - 5
+    assert "100%|" in err and f"{total}/{total}" in err
+    assert f"{10 * ROUNDS}/{total}" not in err  # never past the total
+    assert out.splitlines() == ["round 3: 3.0", "round 6: 6.0", "round 9: 3.0", "round 12: 0.0"]
+
+
+def test_the_end_summary_names_the_files_and_the_commands(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    cfg = config(run_dir, game_options={"pits": 4})
+    summary = run(ToyTrainer(cfg), log=lambda _: None)["summary"]
+    assert summary.startswith(f"Training finished at round {ROUNDS}.")
+    for name in ("best.safetensors", "final.safetensors", "final_eval.json", "checkpoints"):
+        assert str(run_dir / name) in summary
+    assert "TensorBoard" not in summary  # tensorboard is off
+    agent = f"checkpoint:{run_dir / 'best'}"
+    assert f"spieltisch eval kalaha -o pits=4 --agents {agent} random" in summary
+    assert f"spieltisch play kalaha -o pits=4 --agents human {agent}" in summary

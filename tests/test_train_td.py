@@ -194,6 +194,11 @@ def test_tiny_run_end_to_end_writes_a_loadable_agent(tmp_path: Path) -> None:
                ["trainer"]["evals"]) == 3  # fmt: skip
     agent = make_agent(f"checkpoint:{run / 'final'}", "backgammon", seed=0)
     assert isinstance(agent, tv.TDValueAgent)
+    # the end of the run in words: the evaluation, the files, the commands (no best: TD)
+    summary = result["summary"]
+    ppg = f"{final_eval['ppg']:+.3f} points per game, 95% interval [{final_eval['ppg_low']:+.3f}"
+    assert f"4 games against pubeval (seats swapped, paired dice): {ppg}" in summary
+    assert f"spieltisch eval backgammon --agents checkpoint:{run / 'final'} pubeval" in summary
     report = evaluate("backgammon", [f"checkpoint:{run / 'final'}", "random"], seeds=2)
     assert report.pairs[0].games == 4
 
@@ -208,7 +213,10 @@ def test_cli_dispatches_td(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
         "--set", "progress=false", "--set", "tensorboard=false", "--set", f"run_dir={run}",
     ])  # fmt: skip
     assert code == 0
-    assert json.loads(capsys.readouterr().out)["training_games"] == 8
+    # the JSON goes to final_eval.json; the command prints a summary naming the files
+    assert json.loads((run / "final_eval.json").read_text())["training_games"] == 8
+    out = capsys.readouterr().out
+    assert "Training finished at game 8" in out and f"checkpoint:{run / 'final'}" in out
     assert (run / "final.safetensors").exists()
 
 

@@ -12,7 +12,9 @@ overrides single values (YAML syntax for the value).
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
+import math
 import os
 import types
 import typing
@@ -41,7 +43,7 @@ class RunConfig:
     game_options: dict[str, Any] = field(default_factory=dict)
     """rules options as for the env, e.g. {pits: 6, seeds: 6, rules: goki}"""
     algorithm: str = "ppo"
-    """training algorithm (ppo, td): picks the config class and the trainer"""
+    """training algorithm (ppo, td, alphazero): picks the config class and the trainer"""
     seed: int = 0
     """seeds every random choice of the run: the initial weights (torch for PPO), the games
     and the sampling (one numpy generator)"""
@@ -206,7 +208,82 @@ class TDConfig(RunConfig):
     """stop (as if killed) after this many games in this process; for tests"""
 
 
-CONFIG_CLASSES: dict[str, type[RunConfig]] = {"ppo": PPOConfig, "td": TDConfig}
+@dataclass
+class AlphaZeroConfig(RunConfig):
+    """Gumbel AlphaZero self-play (``algorithm: alphazero``; see :mod:`spieltisch.train.alphazero`):
+    every move of every self-play game is searched; a round is one iteration (play ``num_games``
+    games to the end, then learn from the replay buffer)."""
+
+    # --- shared keys with AlphaZero's defaults ---
+    algorithm: str = "alphazero"
+    """training algorithm: 'alphazero' here"""
+    run_dir: str = "runs/alphazero"
+    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
+    checkpoint_interval: int = 5
+    """iterations between checkpoints (a resumed run loses at most this many)"""
+    eval_interval: int = 5
+    """iterations between evaluations (0: never, except the final one)"""
+
+    # --- self-play ---
+    total_positions: int = 1_000_000
+    """stop after this many searched self-play positions (moves of all games)"""
+    num_games: int = 128
+    """self-play games in parallel (one search batch); an iteration plays each to the end"""
+    max_turns: int = 1000
+    """a game still running after this many moves ends as a draw (value target 0)"""
+
+    # --- the search (agents/neural/gumbel_search.py; the paper's names in brackets) ---
+    num_simulations: int = 16
+    """simulations per move in self-play (n)"""
+    max_considered: int = 16
+    """root actions Sequential Halving starts from (m)"""
+    gumbel_scale: float = 1.0
+    """scale of the root's Gumbel noise in self-play (exploration; 0: none)"""
+    c_visit: float = 50.0
+    """sigma's visit offset (c_visit)"""
+    c_scale: float = 0.1
+    """sigma's scale (c_scale)"""
+
+    # --- network ---
+    hidden: list[int] = field(default_factory=lambda: [128, 128])
+    """hidden layer widths of the MLP trunk (policy head and tanh value head on top)"""
+
+    # --- learning ---
+    lr: float = 1e-3
+    """Adam learning rate"""
+    weight_decay: float = 1e-4
+    """L2 penalty on the weights (Adam's weight_decay)"""
+    batch_size: int = 256
+    """positions per gradient step, drawn uniformly from the replay buffer"""
+    sample_reuse: float = 4.0
+    """gradient steps per iteration: sample_reuse * new positions / batch_size (rounded up):
+    how often a position is learnt from on average while it is new"""
+    replay_size: int = 100_000
+    """positions kept in the replay buffer (the oldest are replaced)"""
+    value_weight: float = 1.0
+    """weight of the value loss (mean squared error) next to the policy loss (cross-entropy
+    with the search's improved policy)"""
+    device: str = "cpu"
+    """torch device of the network: cpu, cuda (an error if none is present) or auto"""
+
+    # --- run management (see RunConfig for the shared keys) ---
+    eval_opponents: list[str] = field(default_factory=lambda: ["random"])
+    """arena agents the network is evaluated against (each seat in turn)"""
+    eval_simulations: int = 0
+    """simulations of the evaluated player (0: the raw network, its most likely move)"""
+    keep_best: bool = True
+    """keep the network with the best mean evaluation score as run_dir/best"""
+    torch_threads: int = 1
+    """torch.set_num_threads; 1 keeps runs reproducible and leaves cores to the engines"""
+    stop_after_iterations: int | None = None
+    """stop (as if killed) after this many iterations in this process; for tests"""
+
+
+CONFIG_CLASSES: dict[str, type[RunConfig]] = {
+    "ppo": PPOConfig,
+    "td": TDConfig,
+    "alphazero": AlphaZeroConfig,
+}
 
 
 def _type_ok(value: Any, hint: Any) -> bool:
@@ -246,6 +323,8 @@ def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
             )
         if hints[key] is float and isinstance(value, int):
             data[key] = float(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{source}: key {key!r} must be a finite number, got {value!r}")
     obj = cls(**data)
     _check_ranges(obj, source)
     return obj
@@ -263,6 +342,8 @@ def _check_ranges(cfg: RunConfig, source: str) -> None:
     _check_run_ranges(cfg, source)
     if isinstance(cfg, TDConfig):
         _check_td_ranges(cfg, source)
+    elif isinstance(cfg, AlphaZeroConfig):
+        _check_alphazero_ranges(cfg, source)
     else:
         _check_ppo_ranges(cfg, source)
 
@@ -322,6 +403,30 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
             _check_agent(cfg, key, name, source)
 
 
+def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
+    positive = ("total_positions", "num_games", "max_turns", "num_simulations", "max_considered")
+    _check_at_least_one(cfg, (*positive, "batch_size", "replay_size", "torch_threads"), source)
+    for key in ("lr", "sample_reuse"):
+        if getattr(cfg, key) <= 0:
+            raise ConfigError(f"{source}: key {key!r} must be positive, got {getattr(cfg, key)}")
+    for key in ("weight_decay", "gumbel_scale", "c_visit", "c_scale", "value_weight"):
+        if getattr(cfg, key) < 0:
+            raise ConfigError(f"{source}: key {key!r} must be at least 0, got {getattr(cfg, key)}")
+    if cfg.eval_simulations < 0:
+        raise ConfigError(f"{source}: key 'eval_simulations' must be at least 0")
+    if not cfg.hidden or any(h < 1 for h in cfg.hidden):
+        raise ConfigError(f"{source}: key 'hidden' must list positive widths, got {cfg.hidden}")
+    if cfg.game not in ("kalaha", "hus"):
+        raise ConfigError(
+            f"{source}: key 'game': algorithm alphazero supports the perfect-information games "
+            f"kalaha and hus so far, got {cfg.game!r}"
+        )
+    if cfg.device not in ("cpu", "cuda", "auto"):
+        raise ConfigError(f"{source}: key 'device' must be cpu, cuda or auto, got {cfg.device!r}")
+    for name in cfg.eval_opponents:
+        _check_agent(cfg, "eval_opponents", name, source)
+
+
 def _check_agent(cfg: RunConfig, key: str, name: str, source: str, prefixed: bool = False) -> None:
     """An agent the config names for unattended play: no ``human``; ``prefixed`` allows
     ``pretrained:``/``checkpoint:`` names (checked when loaded)."""
@@ -348,7 +453,7 @@ def build_config(
     """A validated config from a dict (as read from YAML) and ``--set`` overrides."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a config must be a mapping of keys to values")
-    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    data = copy.deepcopy(data)  # overrides reach into nested dicts: leave the caller's alone
     for text in overrides:
         path, value = parse_override(text)
         target = data
@@ -358,7 +463,7 @@ def build_config(
                 raise ConfigError(f"--set {text}: {part!r} is not a mapping")
         target[path[-1]] = value
     algorithm = data.get("algorithm", "ppo")
-    if algorithm not in CONFIG_CLASSES:
+    if not isinstance(algorithm, str) or algorithm not in CONFIG_CLASSES:
         raise ConfigError(
             f"{source}: key 'algorithm' must be one of {sorted(CONFIG_CLASSES)}, got {algorithm!r}"
         )
@@ -369,10 +474,10 @@ def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> RunConfig
     """Read a YAML config file and apply ``--set`` overrides."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except OSError as err:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"cannot read config {p}: {err}") from err
-    except yaml.YAMLError as err:
+    except (yaml.YAMLError, RecursionError) as err:  # RecursionError: nested too deep
         raise ConfigError(f"config {p} is not valid YAML: {err}") from err
     return build_config(data, overrides, source=str(p))
 

@@ -303,12 +303,22 @@ def play_iteration(
     )
 
 
+#: ``(games, rows, obs, mask, rng) -> actions``: how an evaluated player moves in ``rows``
+Chooser = Callable[[BatchedGame, np.ndarray, np.ndarray, np.ndarray, np.random.Generator], Any]
+
+
 def evaluate_against(
-    cfg: PPOConfig, net: PolicyNet, opponent: Opponent, num_games: int, seed: int
+    cfg: Any,
+    net: PolicyNet,
+    opponent: Opponent,
+    num_games: int,
+    seed: int,
+    choose: Chooser | None = None,
 ) -> dict[str, float]:
-    """The greedy policy against ``opponent`` on the batched engine, the policy in every seat in
-    turn (``num_games`` rounded to a multiple of the seats); win/draw/loss rates, the score
-    (wins + draws / 2) and the mean reward of the policy."""
+    """The greedy policy (or ``choose``, e.g. a search) against ``opponent`` on the batched
+    engine, in every seat in turn (``num_games`` rounded to a multiple of the seats);
+    win/draw/loss rates, the score (wins + draws / 2) and the mean reward of the policy.
+    ``cfg`` is any trainer config with ``game``, ``game_options`` and ``max_turns``."""
     rng = np.random.default_rng(seed)
     if isinstance(opponent, ScriptedOpponent):
         opponent.reseed(rng)
@@ -328,7 +338,9 @@ def evaluate_against(
         active = ~terminal
         mine = np.flatnonzero(active & (mover == seat))
         theirs = np.flatnonzero(active & (mover != seat))
-        if mine.size:
+        if mine.size and choose is not None:
+            actions[mine] = choose(games, mine, obs[mine], mask[mine], rng)
+        elif mine.size:
             actions[mine] = policy_step(net, obs[mine], mask[mine], rng, greedy=True)[0]
         if theirs.size:
             actions[theirs] = opponent.actions(
@@ -457,6 +469,30 @@ def ppo_update(
     }
 
 
+def evaluation_table(report: dict[str, Any], names: list[str], player: str) -> list[str]:
+    """A final evaluation report (as :func:`evaluate_against` rows under ``vs_<name>``, the kept
+    best under ``best``) as a table: the best (if kept) and the final policy against each
+    opponent; ``player`` says how the evaluated policy chose its moves."""
+    if not names:
+        return []
+    rows = [("best", report["best"])] if "best" in report else []
+    rows.append(("final", report))
+    games = report[f"vs_{names[0]}"]["games"]
+    lines = [
+        f"Final evaluation ({games:,.0f} games per opponent, {player}; score = wins + draws/2):",
+        f"  {'policy':<7}{'step':>12}  {'opponent':<24}{'score':>7}{'won':>8}{'drawn':>8}"
+        f"{'lost':>8}",
+    ]
+    for label, rec in rows:
+        for name in names:
+            ev = rec[f"vs_{name}"]
+            lines.append(
+                f"  {label:<7}{rec['global_step']:>12,}  {name:<24}{ev['score']:>7.3f}"
+                f"{ev['win_rate']:>8.1%}{ev['draw_rate']:>8.1%}{ev['loss_rate']:>8.1%}"
+            )
+    return lines
+
+
 # ----------------------------------------------------------------------------------------------
 # The trainer (driven by the run loop)
 # ----------------------------------------------------------------------------------------------
@@ -469,6 +505,7 @@ class PPOTrainer(Trainer):
 
     unit = "step"
     bar_smoothing = 0.1
+    resumable_keys = frozenset(RESUMABLE_CHANGES)
 
     def __init__(
         self, cfg: PPOConfig, collect: Callable[[PolicyNet, TrainerState], Rollout] | None = None
@@ -488,6 +525,8 @@ class PPOTrainer(Trainer):
         ]
         self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
         self.opponents = pool_opponents(net.arch, self.state.pool, self.baselines)
+        #: the mean score of this process's latest evaluation (shown by the progress bar)
+        self.last_eval: float | None = None
 
     # --- where the run stands (the state is what a checkpoint holds) ---
     @property
@@ -573,8 +612,8 @@ class PPOTrainer(Trainer):
 
     def postfix(self, metrics: dict[str, float]) -> dict[str, str]:
         post = {"ent": f"{metrics['loss/entropy']:.2f}"}
-        if "eval/mean_score" in metrics:
-            post["eval"] = f"{metrics['eval/mean_score']:.2f}"
+        if self.last_eval is not None:
+            post["eval"] = f"{self.last_eval:.2f}"
         return post
 
     # --- evaluations ---
@@ -588,15 +627,20 @@ class PPOTrainer(Trainer):
             metrics[f"eval/draw_rate_vs_{name}"] = ev["draw_rate"]
             metrics[f"eval/score_vs_{name}"] = ev["score"]
             scores.append(ev["score"])
-        metrics["eval/mean_score"] = float(np.mean(scores))
-        return Evaluation(metrics, score=metrics["eval/mean_score"])
+        metrics["eval/mean_score"] = self.last_eval = float(np.mean(scores))
+        parts = [f"vs {n} {metrics[f'eval/score_vs_{n}']:.3f}" for n in self.eval_opponents]
+        line = (
+            f"{self.position()}: score (wins + draws/2, {num_games} games per opponent) "
+            f"{', '.join(parts)}; mean {metrics['eval/mean_score']:.3f}"
+        )
+        return Evaluation(metrics, score=metrics["eval/mean_score"], line=line)
 
     def final_evaluation(
         self, final: Path, best: Path | None, num_games: int, seed: int
     ) -> Evaluation:
         state = self.state
         report: dict[str, Any] = {
-            "policy": "greedy",
+            "action_selection": "argmax",  # the policy's most probable legal move, no sampling
             "global_step": state.global_step,
             "iteration": state.iteration,
         }
@@ -619,6 +663,13 @@ class PPOTrainer(Trainer):
             }
         return Evaluation(metrics, report=report)
 
+    @property
+    def opponent_names(self) -> list[str]:
+        return list(self.cfg.eval_opponents)
+
+    def report_lines(self, report: dict[str, Any]) -> list[str]:
+        return evaluation_table(report, self.cfg.eval_opponents, "the policy's most probable move")
+
     # --- checkpoints ---
     def checkpoint_name(self) -> str:
         return f"step_{self.state.global_step:010d}"
@@ -640,7 +691,9 @@ def train(
     resume: bool = False,
     log: Callable[[str], Any] = print,
     collect: Callable[[PolicyNet, TrainerState], Rollout] | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) a PPO training run; returns the final metrics (see
-    :func:`spieltisch.train.run_loop.run`). ``collect``: see :class:`PPOTrainer`."""
-    return run(PPOTrainer(cfg, collect), resume, log)
+    :func:`spieltisch.train.run_loop.run`, also for ``overwrite``). ``collect``: see
+    :class:`PPOTrainer`."""
+    return run(PPOTrainer(cfg, collect), resume, log, overwrite)

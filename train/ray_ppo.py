@@ -247,6 +247,7 @@ def train_on_ray(
     num_cpus: int | None = None,
     on_submit: Any = None,
     log: Any = print,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """:func:`spieltisch.train.ppo.train` with the games played by Ray rollout workers."""
     import ray
@@ -267,7 +268,7 @@ def train_on_ray(
             f"CPUs in {len(ray.nodes())} node(s)"
         )
         try:
-            result = train(cfg, resume=resume, log=log, collect=collector)
+            result = train(cfg, resume=resume, log=log, collect=collector, overwrite=overwrite)
         finally:
             collector.shutdown()
         result["ray"] = {"workers": workers, "worker_failures": collector.failures}

@@ -1,14 +1,23 @@
 """The files of a run directory, in one place for all trainers (the run loop,
 :mod:`spieltisch.train.run_loop`, writes them).
 
-``run_dir/config.resolved.json`` (the config as run) and ``run_dir/checkpoints/latest.txt`` (the
-name of the newest training checkpoint, written after the checkpoint itself so a crash never
-points at a half-written file).
+``run_dir/config.resolved.json`` (the config as run), ``run_dir/checkpoints/`` (training
+checkpoints, each its metadata ``<name>.json`` written last, and ``latest.txt``: the name of the
+newest one, written after the checkpoint itself), ``run_dir/tb/`` (TensorBoard),
+``run_dir/best.*``, ``run_dir/final.*`` and ``run_dir/final_eval.json``.
+
+One directory holds one run: :func:`check_run_dir` refuses to start a run in a directory that
+holds another (``--resume`` continues it, ``--overwrite`` removes its files first, see
+:func:`remove_run_files`). A run killed at any moment leaves a complete checkpoint to resume
+from: every file is written atomically (:mod:`spieltisch.agents.files`), and
+:func:`latest_checkpoint` falls back to the newest complete checkpoint if ``latest.txt`` names an
+incomplete one or is missing.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,28 +25,171 @@ from spieltisch.agents.files import write_text_atomic
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from spieltisch.train.config import config_to_dict
 
+#: files of a run directory the run loop writes, besides checkpoints/ and tb/
+RUN_FILES = (
+    "config.resolved.json",
+    "best.json",
+    "best.safetensors",
+    "final.json",
+    "final.safetensors",
+    "final_eval.json",
+)
+#: the directories of a run: training checkpoints and TensorBoard logs
+RUN_DIRS = ("checkpoints", "tb")
+POINTER = "latest.txt"
+
+
+class RunDirError(CheckpointError):
+    """A run directory holds another run, or its run does not fit the config it is resumed
+    with; the message names the directory and what to do."""
+
 
 def checkpoint_dir(run_dir: Path) -> Path:
     """Where the training checkpoints of ``run_dir`` go."""
     return run_dir / "checkpoints"
 
 
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The newest training checkpoint of ``run_dir`` (without suffix), or None."""
-    pointer = checkpoint_dir(run_dir) / "latest.txt"
-    if not pointer.exists():
+def checkpoint_complete(path: Path) -> bool:
+    """Whether the training checkpoint ``path`` (without suffix) was written completely: its
+    metadata (written last) reads as JSON and the weights it names, if any, exist. Damage
+    inside the weights is found when the checkpoint is loaded."""
+    try:
+        meta = json.loads(path.with_suffix(".json").read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    if isinstance(meta, dict) and "weights_sha256" in meta:
+        return path.with_suffix(".safetensors").exists()
+    return isinstance(meta, dict)
+
+
+def latest_checkpoint(run_dir: Path, warn: Callable[[str], Any] | None = None) -> Path | None:
+    """The newest training checkpoint of ``run_dir`` (without suffix), or None if there is no
+    complete one: the one ``latest.txt`` names, or, if that is missing or incomplete (a run
+    killed while writing), the newest complete one in the directory (``warn`` says so)."""
+    ckpt_dir = checkpoint_dir(run_dir)
+    pointer = ckpt_dir / POINTER
+    named = None
+    if pointer.exists():
+        named = ckpt_dir / pointer.read_text().strip()
+        if checkpoint_complete(named):
+            return named
+    # names are zero-padded counters (step_0000012800): the newest sorts last
+    complete = [p.with_suffix("") for p in sorted(ckpt_dir.glob("*.json"))]
+    complete = [p for p in complete if checkpoint_complete(p)]
+    if not complete:
         return None
-    return checkpoint_dir(run_dir) / pointer.read_text().strip()
+    if warn is not None:
+        what = f"{pointer} names {named.name}, which is incomplete" if named else f"no {pointer}"
+        warn(f"warning: {what}; using the newest complete checkpoint, {complete[-1].name}")
+    return complete[-1]
 
 
 def record_checkpoint(ckpt_dir: Path, name: str, keep: int) -> None:
     """Point ``latest.txt`` at the just-saved checkpoint ``name`` and delete all but the newest
-    ``keep`` checkpoints with the same prefix (``step_``, ``games_``)."""
-    write_text_atomic(ckpt_dir / "latest.txt", name + "\n")
+    ``keep`` checkpoints with the same prefix (``step_``, ``games_``), never ``name`` itself."""
+    write_text_atomic(ckpt_dir / POINTER, name + "\n")
     prefix = name.rsplit("_", 1)[0]
-    for old in sorted(ckpt_dir.glob(f"{prefix}_*.json"))[:-keep]:
+    older = [p for p in sorted(ckpt_dir.glob(f"{prefix}_*.json")) if p.stem != name]
+    for old in older[: max(0, len(older) - (keep - 1))]:
         old.unlink()  # the JSON first: a pair without it is never loaded
         old.with_suffix(".safetensors").unlink(missing_ok=True)
+
+
+def run_files(run_dir: Path) -> list[Path]:
+    """The files of a run in ``run_dir`` (see the module docstring), leftover temporary files of
+    its atomic writes included; empty if it holds none."""
+    found = [run_dir / name for name in RUN_FILES if (run_dir / name).exists()]
+    found += sorted(run_dir.glob(".*.tmp"))  # a write killed before its rename
+    ckpt_dir, tb_dir = checkpoint_dir(run_dir), run_dir / "tb"
+    for pattern in (POINTER, "*.json", "*.safetensors", ".*.tmp"):
+        found += sorted(ckpt_dir.glob(pattern))
+    found += sorted(tb_dir.glob("events.out.tfevents.*"))
+    return found
+
+
+def _describe(run_dir: Path, files: list[Path]) -> str:
+    """``config.resolved.json, checkpoints/, tb/, ...``: the top-level names of ``files``."""
+    names: list[str] = []
+    for f in files:
+        top = f.relative_to(run_dir).parts[0]
+        name = f"{top}/" if top in RUN_DIRS else top
+        if name not in names:
+            names.append(name)
+    return ", ".join(names)
+
+
+def check_run_dir(run_dir: Path, resume: bool, overwrite: bool, log: Callable[[str], Any]) -> None:
+    """Make sure a run started in ``run_dir`` mixes with no other run: without ``resume`` a
+    directory holding a run's files is an error (:class:`RunDirError` naming the choices), unless
+    ``overwrite``, which removes those files first."""
+    if resume and overwrite:
+        raise ValueError(
+            "--resume continues the run in run_dir, --overwrite starts it over: not both"
+        )
+    if resume:
+        return
+    files = run_files(run_dir)
+    if not files:
+        return
+    if overwrite:
+        remove_run_files(run_dir)
+        log(f"--overwrite: removed the earlier run in {run_dir} ({_describe(run_dir, files)})")
+        return
+    latest = latest_checkpoint(run_dir)
+    resume_choice = (
+        f"--resume to continue it (from checkpoints/{latest.name})"
+        if latest is not None
+        else "--resume is not possible (it has no complete checkpoint)"
+    )
+    raise RunDirError(
+        f"run_dir {run_dir} already holds a run ({_describe(run_dir, files)}); a new run there "
+        f"would mix with it. Choose: {resume_choice}; --overwrite to start over (removes that "
+        "run's files first); or another directory (--set run_dir=DIR)"
+    )
+
+
+def remove_run_files(run_dir: Path) -> None:
+    """Remove the files of the run in ``run_dir`` (:func:`run_files`; nothing else), and its
+    ``checkpoints/`` and ``tb/`` directories if that leaves them empty."""
+    for path in run_files(run_dir):
+        path.unlink(missing_ok=True)
+    for name in RUN_DIRS:
+        directory = run_dir / name
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
+
+
+def config_changes(saved: dict[str, Any], cfg: Any, resumable: set[str] | frozenset[str]) -> str:
+    """The keys (outside ``resumable``) whose values in ``saved`` (a config as recorded) differ
+    from ``cfg``'s, as ``config keys ['lr'] differ (lr=0.001 in the run, 0.5 now)``; empty if
+    none (a key ``saved`` lacks, recorded by an older version, is taken as unchanged)."""
+    now = config_to_dict(cfg)
+    changed = sorted(k for k in now if k not in resumable and saved.get(k, now[k]) != now[k])
+    if not changed:
+        return ""
+    values = ", ".join(f"{k}={saved.get(k)!r} in the run, {now[k]!r} now" for k in changed)
+    return f"config keys {changed} differ from the run's ({values})"
+
+
+def check_resumed_config(run_dir: Path, cfg: Any, resumable: set[str] | frozenset[str]) -> None:
+    """Refuse to resume the run in ``run_dir`` with a config that differs from the one it ran
+    with (``config.resolved.json``) in keys outside ``resumable``: :class:`RunDirError` naming
+    them."""
+    recorded = run_dir / "config.resolved.json"
+    if not recorded.exists():
+        return  # the checkpoint's own config is checked when it is restored
+    try:
+        saved = json.loads(recorded.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunDirError(
+            f"cannot resume the run in {run_dir}: {recorded} is damaged: {err}"
+        ) from err
+    changes = config_changes(saved if isinstance(saved, dict) else {}, cfg, resumable)
+    if changes:
+        raise RunDirError(
+            f"cannot resume the run in {run_dir}: {changes}; only {sorted(resumable)} may change "
+            "on --resume (start a new run with another run_dir, or --overwrite this one)"
+        )
 
 
 def load_training_checkpoint(path: Path, cfg: Any, resumable: set[str]) -> Checkpoint:
@@ -48,14 +200,9 @@ def load_training_checkpoint(path: Path, cfg: Any, resumable: set[str]) -> Check
     meta = ckpt.meta
     if meta.get("kind") != "training" or "trainer" not in meta:
         raise CheckpointError(f"{path} is not a training checkpoint (no trainer state)")
-    saved = meta["config"]
-    now = config_to_dict(cfg)
-    changed = sorted(k for k in now if k not in resumable and saved.get(k, now[k]) != now[k])
-    if changed:
-        raise CheckpointError(
-            f"cannot resume {path}: config keys {changed} differ from the run's "
-            f"({', '.join(f'{k}={saved.get(k)!r}' for k in changed)})"
-        )
+    changes = config_changes(meta["config"], cfg, resumable)
+    if changes:
+        raise CheckpointError(f"cannot resume {path}: {changes}")
     return ckpt
 
 

@@ -5,25 +5,33 @@ restore and evaluate itself by subclassing :class:`Trainer`; :func:`run` does th
 around it, the same for every algorithm (the shared keys of
 :class:`~spieltisch.train.config.RunConfig` drive it):
 
-1. **Setup.** ``run_dir/checkpoints`` is created. With ``resume`` the trainer restores the newest
-   training checkpoint (``checkpoints/latest.txt``) and the run continues from there. The config
-   as run goes to ``run_dir/config.resolved.json``; a TensorBoard writer (``run_dir/tb``) and a
-   tqdm bar are opened if the config asks for them.
+1. **Setup.** One directory holds one run: without ``resume`` a ``run_dir`` that holds another
+   run's files is an error naming the choices, unless ``overwrite`` (those files are removed
+   first; :func:`~spieltisch.train.run_files.check_run_dir`). With ``resume`` the config must
+   match the run's (``config.resolved.json``) except in the trainer's
+   :attr:`~Trainer.resumable_keys`, and the trainer restores the newest complete training
+   checkpoint (the one ``checkpoints/latest.txt`` names, or the newest complete one if a kill
+   left that incomplete); the run continues from there. ``run_dir/checkpoints`` is created; the
+   config as run goes to ``run_dir/config.resolved.json``; a TensorBoard writer
+   (``run_dir/tb``) and a tqdm bar (its total is ``total_units``, never run past) are opened if
+   the config asks for them.
 2. **Rounds.** The trainer advances in *rounds* (PPO: iterations, TD: games):
    ``checkpoint_interval``, ``eval_interval`` and the trainer's stop-after limit (stop as if
    killed, for tests) count rounds. The run ends when the trainer's *units* (PPO: learner
    steps, TD: games; the progress bar counts these) reach ``total_units``.
 3. **After each step**: every ``eval_interval`` rounds the trainer evaluates itself
    (``eval_games``, seed ``seed * 1000 + 7``); if it keeps its best policy and the evaluation's
-   score beats the best so far, the policy is saved as ``run_dir/best``. The step's and the
-   evaluation's metrics go to TensorBoard and become the trainer's ``metrics`` (saved with
-   every checkpoint). Every ``checkpoint_interval`` rounds and at the end a training checkpoint
-   is written and recorded in ``latest.txt`` (all but the newest ``keep_checkpoints`` are
-   deleted).
+   score beats the best so far, the policy is saved as ``run_dir/best``. The evaluation's line
+   is printed above the bar (or logged); the step's and the evaluation's metrics go to
+   TensorBoard and become the trainer's ``metrics`` (saved with every checkpoint). Every
+   ``checkpoint_interval`` rounds and at the end a training checkpoint is written and recorded
+   in ``latest.txt`` (all but the newest ``keep_checkpoints`` are deleted).
 4. **The end** (``total_units`` reached): the policy is saved as ``run_dir/final`` and evaluated
    (``final_eval_games``, seed ``seed * 1000 + 11``; ``run_dir/best`` too, if kept), saved again
    so that its metadata records that evaluation, and the evaluation is written to
-   ``run_dir/final_eval.json``. A run stopped early ends without this.
+   ``run_dir/final_eval.json``; the result's ``summary`` says in words how the best and the
+   final policy did, where every file is, and how to evaluate and play the result
+   (``spieltisch train`` prints it). A run stopped early ends without this.
 
 **The trainer contract.** A new trainer subclasses :class:`Trainer`: it sets the class
 attributes, keeps ``cfg`` (its config, a ``RunConfig``), ``metrics`` (the latest metrics) and,
@@ -33,13 +41,16 @@ rounds, return the metrics), :meth:`~Trainer.save` / :meth:`~Trainer.restore` (a
 checkpoint that resumes the run exactly, ``metrics`` and ``best_score`` included),
 :meth:`~Trainer.save_policy` (a policy checkpoint: best and final), :meth:`~Trainer.evaluate`
 and :meth:`~Trainer.final_evaluation`, :meth:`~Trainer.checkpoint_name`,
-:meth:`~Trainer.position` and :meth:`~Trainer.summary`. Its ``train(cfg, resume, log)`` builds
-it and returns ``run(trainer, resume, log)``.
+:meth:`~Trainer.position` and :meth:`~Trainer.summary`; it may name its
+:attr:`~Trainer.resumable_keys` and describe its final evaluation (:meth:`~Trainer.report_lines`,
+:attr:`~Trainer.opponent_names`). Its ``train(cfg, resume, log, overwrite)`` builds it and
+returns ``run(trainer, resume, log, overwrite)``.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,8 +59,10 @@ from typing import Any
 
 from spieltisch.agents.files import write_text_atomic
 from spieltisch.agents.neural.checkpoint import CheckpointError
-from spieltisch.train.config import RunConfig
+from spieltisch.train.config import RESUMABLE_RUN_KEYS, RunConfig
 from spieltisch.train.run_files import (
+    check_resumed_config,
+    check_run_dir,
     checkpoint_dir,
     latest_checkpoint,
     record_checkpoint,
@@ -93,6 +106,9 @@ class Trainer(ABC):
     """also write a checkpoint when the stop-after limit ends the process"""
     checkpoint_on_evaluation: bool = False
     """also write a checkpoint after every evaluation (it records the evaluation)"""
+    resumable_keys: frozenset[str] = RESUMABLE_RUN_KEYS
+    """config keys that may differ between a run and its resumption (they do not change
+    learning); any other difference refuses the resume"""
 
     cfg: RunConfig
     metrics: dict[str, float]
@@ -173,6 +189,15 @@ class Trainer(ABC):
         """What the progress bar shows next to the speed."""
         return {}
 
+    def report_lines(self, report: dict[str, Any]) -> list[str]:
+        """The final evaluation's ``report`` in words, for the summary at the end of the run."""
+        return []
+
+    @property
+    def opponent_names(self) -> list[str]:
+        """Agents the summary's example ``spieltisch eval`` plays the trained policy against."""
+        return ["random"]
+
 
 def open_logs(
     run_dir: Path, cfg: RunConfig, total: int, done: int, unit: str, smoothing: float
@@ -188,7 +213,8 @@ def open_logs(
     if cfg.progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=total, initial=done, unit=unit, smoothing=smoothing)
+        # the last step may overshoot the total (PPO: whole iterations); the bar stops at it
+        bar = tqdm(total=total, initial=min(done, total), unit=unit, smoothing=smoothing)
     return writer, bar
 
 
@@ -204,21 +230,27 @@ def rounds_to_boundary(trainer: Trainer, rounds_here: int) -> int:
 
 
 def run(
-    trainer: Trainer, resume: bool = False, log: Callable[[str], Any] = print
+    trainer: Trainer,
+    resume: bool = False,
+    log: Callable[[str], Any] = print,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) ``trainer``'s run to the end or to its stop-after limit; returns its
-    :meth:`~Trainer.summary`, the final evaluation (``final_eval``, at the end) and the latest
-    ``metrics``."""
+    :meth:`~Trainer.summary`, the final evaluation (``final_eval``) and its ``summary`` in
+    words (both at the end only) and the latest ``metrics``. ``overwrite`` removes another run's
+    files from ``run_dir`` first (without it they are an error)."""
     cfg = trainer.cfg
     run_dir = Path(cfg.run_dir)
     ckpt_dir = checkpoint_dir(run_dir)
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    check_run_dir(run_dir, resume, overwrite, log)
     if resume:
-        path = latest_checkpoint(run_dir)
+        path = latest_checkpoint(run_dir, warn=log)
         if path is None:
             raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
+        check_resumed_config(run_dir, cfg, trainer.resumable_keys)
         trainer.restore(path)
         log(f"resumed from {path} at {trainer.position()}")
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
     write_resolved_config(run_dir, cfg)
     writer, bar = open_logs(
         run_dir, cfg, trainer.total_units, trainer.units, trainer.unit, trainer.bar_smoothing
@@ -227,7 +259,7 @@ def run(
     stop_after = trainer.stop_after_rounds
     rounds_here = 0
     while trainer.units < trainer.total_units:
-        rounds_before, units_before = trainer.rounds, trainer.units
+        rounds_before = trainer.rounds
         metrics = trainer.step(rounds_to_boundary(trainer, rounds_here))
         rounds_here += trainer.rounds - rounds_before
         done = trainer.units >= trainer.total_units
@@ -237,7 +269,7 @@ def run(
             evaluation = trainer.evaluate(cfg.eval_games, eval_seed(cfg))
             metrics.update(evaluation.metrics)
             if evaluation.line is not None and bar is not None:
-                bar.write(evaluation.line)  # keeps the bar intact
+                bar.write(evaluation.line)  # a line above the bar, which stays intact
             elif evaluation.line is not None:
                 log(evaluation.line)
         trainer.metrics = {k: float(v) for k, v in metrics.items()}
@@ -254,7 +286,7 @@ def run(
                 writer.add_scalar(key, value, trainer.units)
             writer.flush()
         if bar is not None:
-            bar.update(trainer.units - units_before)
+            bar.update(min(trainer.units, trainer.total_units) - bar.n)
             bar.set_postfix(trainer.postfix(metrics))
         if (
             trainer.rounds % cfg.checkpoint_interval == 0
@@ -288,7 +320,38 @@ def run(
             run_dir / "final_eval.json", json.dumps(evaluation.report, indent=2) + "\n"
         )
         result["final_eval"] = evaluation.report
+        result["summary"] = end_summary(trainer, evaluation.report, kept)
     if writer is not None:
         writer.close()
     result["metrics"] = dict(trainer.metrics)
     return result
+
+
+def end_summary(trainer: Trainer, report: dict[str, Any], best: Path | None) -> str:
+    """The end of a finished run in words: the trainer's final evaluation, where the run's files
+    are, and the commands that evaluate and play the trained policy (``best`` if kept, else
+    ``final``)."""
+    cfg = trainer.cfg
+    run_dir = Path(cfg.run_dir)
+    lines = [f"Training finished at {trainer.position()}.", *trainer.report_lines(report)]
+    lines += ["", f"Files (run directory {run_dir}):"]
+    if best is not None:
+        lines.append(f"  best policy      {best}.safetensors (+ .json)")
+    lines.append(f"  final policy     {run_dir / 'final'}.safetensors (+ .json)")
+    lines.append(f"  final evaluation {run_dir / 'final_eval.json'}")
+    lines.append(f"  checkpoints      {checkpoint_dir(run_dir)} (latest.txt names the newest)")
+    lines.append(f"  resolved config  {run_dir / 'config.resolved.json'}")
+    if cfg.tensorboard:
+        lines.append(f"  TensorBoard      {run_dir / 'tb'} (tensorboard --logdir {run_dir / 'tb'})")
+    agent = shlex.quote(f"checkpoint:{best if best is not None else run_dir / 'final'}")
+    options = "".join(f" -o {shlex.quote(f'{k}={v}')}" for k, v in cfg.game_options.items())
+    opponents = [shlex.quote(name) for name in trainer.opponent_names]
+    mode = " --mode one-vs-all" if len(opponents) > 1 else ""
+    lines += [
+        "",
+        "Evaluate it against baselines, watch it play, play it yourself:",
+        f"  spieltisch eval {cfg.game}{options} --agents {agent} {' '.join(opponents)}{mode}",
+        f"  spieltisch play {cfg.game}{options} --agents {agent} {opponents[0]}",
+        f"  spieltisch play {cfg.game}{options} --agents human {agent}",
+    ]
+    return "\n".join(lines)

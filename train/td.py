@@ -366,6 +366,7 @@ class TDTrainer(Trainer):
 
     unit = "game"
     bar_smoothing = 0.05
+    resumable_keys = frozenset(RESUMABLE_CHANGES)
     checkpoint_on_stop = True
     #: the arena evaluates a checkpoint file; saved again afterwards, it records the evaluation
     checkpoint_on_evaluation = True
@@ -500,6 +501,21 @@ class TDTrainer(Trainer):
             metrics["final/win_rate"] = ev["win_rate"]
         return Evaluation(metrics, report=report)
 
+    @property
+    def opponent_names(self) -> list[str]:
+        return [self.cfg.eval_opponent]
+
+    def report_lines(self, report: dict[str, Any]) -> list[str]:
+        """The final weights against ``eval_opponent``: points per game with its interval."""
+        if "ppg" not in report:
+            return ["No final evaluation (final_eval_games: 0)."]
+        return [
+            f"Final evaluation: {report['games']:,} games against {report['opponent']} (seats "
+            f"swapped, paired dice): {report['ppg']:+.3f} points per game, 95% interval "
+            f"[{report['ppg_low']:+.3f}, {report['ppg_high']:+.3f}]; "
+            f"{report['win_rate']:.1%} of the games won"
+        ]
+
     # --- checkpoints ---
     def checkpoint_name(self) -> str:
         return f"games_{self.state.games:09d}"
@@ -516,9 +532,11 @@ class TDTrainer(Trainer):
         )
 
 
-def train(cfg: TDConfig, resume: bool = False, log: Any = print) -> dict[str, Any]:
+def train(
+    cfg: TDConfig, resume: bool = False, log: Any = print, overwrite: bool = False
+) -> dict[str, Any]:
     """Run (or resume) a TD(lambda) training run; returns the final metrics (see
-    :func:`spieltisch.train.run_loop.run`)."""
+    :func:`spieltisch.train.run_loop.run`, also for ``overwrite``)."""
     if cfg.game_options.get("cube", False):
         raise ValueError("TD training plays without the doubling cube (game_options.cube)")
-    return run(TDTrainer(cfg, resume, log), resume, log)
+    return run(TDTrainer(cfg, resume, log), resume, log, overwrite)

@@ -1,6 +1,7 @@
-"""The evaluation arena: matches (:mod:`.match`), tables of games with swapped seats and paired
-chance (:mod:`.evaluation`), statistics (:mod:`.stats`), reports and plots (:mod:`.report`) and
-the provenance recorded with results (:mod:`.provenance`)."""
+"""The evaluation arena: matches and move time limits (:mod:`.match`), tables of games with
+swapped seats and paired chance (:mod:`.evaluation`), watched worker processes (:mod:`.workers`),
+statistics (:mod:`.stats`), reports and plots (:mod:`.report`) and the provenance recorded with
+results (:mod:`.provenance`)."""
 
 from spieltisch.agents.arena.evaluation import (
     AgentFailure,
@@ -11,6 +12,7 @@ from spieltisch.agents.arena.evaluation import (
     pairings,
     play_table,
     seat_orders,
+    summarize_forfeits,
     summarize_pair,
     summarize_table,
 )
@@ -28,6 +30,7 @@ __all__ = [
     "play_table",
     "plot",
     "seat_orders",
+    "summarize_forfeits",
     "summarize_pair",
     "summarize_table",
     "to_markdown",

@@ -24,37 +24,51 @@ agent names in the same seats are one order, so ``search heuristic heuristic heu
 
 Games run in worker processes (``workers``), with a tqdm progress bar; the results are sorted
 by (seed, seat order), so a run is reproducible from its seed whatever the number of workers
-(agents with time limits excepted). An agent that raises or plays an illegal move stops its
-game; the arena then raises :class:`AgentFailure` naming the agent.
+(agents with time limits excepted).
+
+An agent that raises, plays an illegal move or runs over ``move_time_limit`` loses that game by
+forfeit (:mod:`.match`: -1 for it, the others share +1) and the evaluation goes on; the report
+counts each agent's forfeits by reason (``fail_fast=True`` raises :class:`AgentFailure` at the
+first one instead). With a time limit every game after the first is played in a worker process
+that is killed when a move runs past its limit (:mod:`.workers`); the first game is played in
+this process, each agent's first move with the longer ``first_move_time_limit`` (compiling,
+loading), so that the workers forked afterwards inherit the warmed-up agents.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-import math
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 from spieltisch.agents.arena import stats
-from spieltisch.agents.arena.match import play_game
+from spieltisch.agents.arena import workers as watched
+from spieltisch.agents.arena.match import (
+    FORFEIT_REASONS,
+    MoveTimer,
+    forfeit_rewards,
+    play_game,
+)
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.agents.arena.report import to_markdown
-from spieltisch.agents.base import Agent
 from spieltisch.agents.registry import check_agent_name, make_agent
 
 
 class AgentFailure(RuntimeError):
-    """An agent raised or played an illegal move; the message names it."""
+    """An agent forfeited a game with ``fail_fast``: it raised, played an illegal move or ran
+    over the time limit; the message names it."""
 
 
 @dataclass
 class GameResult:
     """One arena game. ``order[seat]`` = index (into the table) of the agent in that seat;
-    ``rewards[i]`` = final reward of table agent ``i``."""
+    ``rewards[i]`` = final reward of table agent ``i``. A game lost by forfeit has
+    ``forfeit`` = the index of the agent that lost it, ``forfeit_reason`` (one of
+    ``match.FORFEIT_REASONS``), ``error`` (what happened) and ``win_type`` ``"forfeit"``."""
 
     seed: int
     order: tuple[int, ...]
@@ -63,88 +77,107 @@ class GameResult:
     truncated: bool = False
     win_type: str | None = None
     error: str | None = None
-
-
-class _Checked(Agent):
-    """Wraps an agent: exceptions and illegal moves become :class:`AgentFailure` with its name."""
-
-    def __init__(self, inner: Agent, label: str) -> None:
-        self.inner = inner
-        self.label = label
-        self.name = inner.name
-
-    def reset(self, seed: int | None = None) -> None:
-        self.inner.reset(seed)
-
-    def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
-        try:
-            action = self.inner.act(observation, state)
-        except Exception as err:
-            raise AgentFailure(f"agent {self.label} raised {type(err).__name__}: {err}") from err
-        mask = observation["action_mask"]
-        if (
-            isinstance(action, bool)
-            or not isinstance(action, int | np.integer)
-            or not 0 <= action < len(mask)
-            or not mask[action]
-        ):
-            legal = np.flatnonzero(mask).tolist()
-            raise AgentFailure(
-                f"agent {self.label} played the illegal action {action!r} (legal: {legal})"
-            )
-        return int(action)
+    forfeit: int | None = None
+    forfeit_reason: str | None = None
 
 
 def _agent_seed(game_seed: int, index: int) -> int:
     return int(np.random.SeedSequence([game_seed, index, 99]).generate_state(1)[0])
 
 
-def _worker_init() -> None:
-    """Runs first in every forked worker. A torch thread pool inherited through fork is
-    unusable (the first parallel op would wait forever): the worker keeps torch on its own
-    thread, which is also right when every core runs a worker."""
-    import sys
-
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
+def _label(specs: Sequence[str], index: int) -> str:
+    return f"{specs[index]!r} (#{index})"
 
 
-def _run_tasks(
-    game: str,
-    specs: Sequence[str],
-    options: dict[str, Any],
-    tasks: Sequence[tuple[int, tuple[int, ...]]],
-    opening_plies: int,
-) -> list[GameResult]:
-    """Play ``tasks`` = (seed, seat order) games; runs in a worker process."""
-    from spieltisch.envs import make
+class _Table:
+    """The env and the agents (one per table entry) of a table in one process."""
 
-    env = make(game, **options)
-    agents = [
-        _Checked(make_agent(spec, game, seed=i, game_options=options), f"{spec!r} (#{i})")
-        for i, spec in enumerate(specs)
-    ]
-    names = env.possible_agents
-    out = []
-    for seed, order in tasks:
-        seated = {names[seat]: agents[i] for seat, i in enumerate(order)}
-        for i, agent in enumerate(agents):
+    def __init__(self, game: str, specs: Sequence[str], options: dict[str, Any]) -> None:
+        from spieltisch.envs import make
+
+        self.game = game
+        self.options = options
+        self.specs = list(specs)
+        self.env = make(game, **options)
+        self.agents = [self._make(i) for i in range(len(specs))]
+
+    def _make(self, i: int) -> Any:
+        return make_agent(self.specs[i], self.game, seed=i, game_options=self.options)
+
+    def play(
+        self, task: tuple[int, tuple[int, ...]], opening_plies: int, timer: MoveTimer
+    ) -> GameResult:
+        """Play one (seed, seat order) game; a forfeit is scored, not raised."""
+        seed, order = task
+        names = self.env.possible_agents
+        seated = {names[seat]: self.agents[i] for seat, i in enumerate(order)}
+        labels = {names[seat]: _label(self.specs, i) for seat, i in enumerate(order)}
+        for i, agent in enumerate(self.agents):
             agent.reset(_agent_seed(seed, i))
-        try:
-            record = play_game(env, seated, seed=seed, opening_plies=opening_plies)
-        except AgentFailure as err:
-            out.append(GameResult(seed, order, (0.0,) * len(specs), 0, error=str(err)))
-            continue
-        rewards = [0.0] * len(specs)
+        record = play_game(
+            self.env, seated, seed=seed, opening_plies=opening_plies, timer=timer, forfeit=True,
+            labels=labels,
+        )  # fmt: skip
+        rewards = [0.0] * len(self.specs)
         for seat, i in enumerate(order):
             rewards[i] = float(record.rewards[names[seat]])
+        if record.forfeit is not None:
+            lost = record.forfeit
+            index = order[names.index(lost.agent)]
+            if lost.reason == "time_limit" and timer.clock is None:
+                # its move goes on in an abandoned thread, which may hold the agent's locks:
+                # the next games (and the workers forked from here) get a fresh agent
+                self.agents[index] = self._make(index)
+            return GameResult(
+                seed, order, tuple(rewards), record.num_moves, win_type="forfeit",
+                error=lost.message, forfeit=index, forfeit_reason=lost.reason,
+            )  # fmt: skip
         win_type = None
         for info in record.infos.values():
             win_type = info.get("win_type", win_type)
-        out.append(
-            GameResult(seed, order, tuple(rewards), record.num_moves, record.truncated, win_type)
-        )
-    return out
+        return GameResult(seed, order, tuple(rewards), record.num_moves, record.truncated, win_type)
+
+
+def _worker_player(
+    game: str,
+    specs: Sequence[str],
+    options: dict[str, Any],
+    opening_plies: int,
+    seconds: float | None,
+    first_move_seconds: float | None,
+    table: _Table | None,
+    clock: watched.SharedMoveClock,
+) -> Any:
+    """Runs in a worker: the function that plays one task there. ``table``: the parent's,
+    inherited through fork with its agents warmed up (None: build one here)."""
+    if table is None:
+        table = _Table(game, specs, options)
+    timer = MoveTimer(seconds, first_move_seconds, clock=clock)
+    return lambda task: table.play(task, opening_plies, timer)
+
+
+def _lost_in_worker(
+    specs: Sequence[str], task: tuple[int, tuple[int, ...]], move: watched.MoveInProgress, why: str
+) -> GameResult:
+    """The result of a game whose worker was killed past a move's limit, or died in a move."""
+    seed, order = task
+    index = order[move.seat]
+    seats = [str(seat) for seat in range(len(order))]
+    by_seat = forfeit_rewards(seats, str(move.seat))
+    rewards = [0.0] * len(specs)
+    for seat, i in enumerate(order):
+        rewards[i] = by_seat[str(seat)]
+    if why == "time_limit":
+        message = f"agent {_label(specs, index)} did not return, over the time limit of "
+        message += f"{move.limit:g} s for a move"
+        reason = "time_limit"
+    else:
+        message = f"agent {_label(specs, index)} raised: its worker process {why} in its move"
+        reason = "raised"
+    return GameResult(
+        seed, order, tuple(rewards), move.moves, win_type="forfeit", error=message,
+        forfeit=index, forfeit_reason=reason,
+    )  # fmt: skip
 
 
 def play_table(
@@ -158,11 +191,18 @@ def play_table(
     progress: bool = False,
     num_seats: int | None = None,
     distinct_orders: bool = False,
+    move_time_limit: float | None = None,
+    first_move_time_limit: float | None = None,
+    fail_fast: bool = False,
 ) -> list[GameResult]:
     """Play ``seeds`` seeds x every seat order of the agents ``specs`` (one per seat), or
     with ``distinct_orders`` only the orders that differ in which *names* sit where.
 
-    Raises :class:`AgentFailure` (naming the agents) if any agent failed.
+    ``move_time_limit``: seconds an agent may take for a move (None: no limit);
+    ``first_move_time_limit``: for each agent's first move in the first game (default the
+    larger of the limit and ``match.FIRST_MOVE_SECONDS``). A game an agent forfeits (see the
+    module docstring) is scored as lost by it; with ``fail_fast`` the first forfeit raises
+    :class:`AgentFailure` naming the agent instead.
     """
     options = dict(options or {})
     n = len(specs) if num_seats is None else num_seats
@@ -170,35 +210,40 @@ def play_table(
         raise ValueError(f"{game} with these options seats {n} agents, got {len(specs)}")
     orders = seat_orders(specs, distinct_orders)
     tasks = [(seed + s, order) for s in range(seeds) for order in orders]
+    timer = MoveTimer(move_time_limit, first_move_time_limit)  # checks the limits first
     results: list[GameResult] = []
-    if workers <= 1 or len(tasks) < 4:
-        bar = _bar(len(tasks), progress, specs)
-        for task in tasks:
-            results.extend(_run_tasks(game, specs, options, [task], opening_plies))
-            bar.update(1)
-        bar.close()
-    else:
-        bar = _bar(len(tasks), progress, specs)
-        # The first game in this process: compiles (or loads) the agents' numba code once,
-        # before the workers are forked, so they inherit it.
-        results.extend(_run_tasks(game, specs, options, tasks[:1], opening_plies))
+    bar = _bar(len(tasks), progress, specs)
+
+    def take(result: GameResult) -> bool:
+        """Keep ``result``; True when the table stops here (a forfeit with ``fail_fast``)."""
+        results.append(result)
         bar.update(1)
-        rest = tasks[1:]
-        chunk = max(1, min(64, math.ceil(len(rest) / (workers * 8))))
-        chunks = [rest[i : i + chunk] for i in range(0, len(rest), chunk)]
-        with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init) as pool:
-            futures = {
-                pool.submit(_run_tasks, game, list(specs), options, c, opening_plies): len(c)
-                for c in chunks
-            }
-            for future in as_completed(futures):
-                results.extend(future.result())
-                bar.update(futures[future])
+        return fail_fast and result.forfeit is not None
+
+    try:
+        # The first game in this process: compiles (or loads) the agents' numba code and
+        # networks once, before any worker is forked, so they inherit it.
+        table = _Table(game, specs, options)
+        stopped = not tasks or take(table.play(tasks[0], opening_plies, timer))
+        rest = [] if stopped else tasks[1:]
+        if rest and ((workers > 1 and len(tasks) >= 4) or move_time_limit is not None):
+            first = move_time_limit if watched.CAN_FORK else first_move_time_limit
+            player = functools.partial(
+                _worker_player, game, list(specs), options, opening_plies, move_time_limit,
+                first, table if watched.CAN_FORK else None,
+            )  # fmt: skip
+            lost = functools.partial(_lost_in_worker, list(specs))
+            watched.run_watched(rest, player, workers, lost, take)
+        else:
+            for task in rest:
+                if take(table.play(task, opening_plies, timer)):
+                    break
+    finally:
         bar.close()
+    failed = [r for r in results if r.forfeit is not None]
+    if fail_fast and failed:
+        raise AgentFailure(failed[0].error)
     results.sort(key=lambda r: (r.seed, r.order))
-    errors = sorted({r.error for r in results if r.error})
-    if errors:
-        raise AgentFailure("; ".join(errors[:5]) + (" ..." if len(errors) > 5 else ""))
     return results
 
 
@@ -265,7 +310,7 @@ def summarize_pair(results: Sequence[GameResult], names: tuple[str, str]) -> Pai
     mean, lo, hi = stats.paired_mean_interval([float(np.mean(v)) for v in by_seed.values()])
     extra: dict[str, Any] = {}
     types = [g.win_type for g in results]
-    if any(t is not None for t in types):
+    if any(t not in (None, "forfeit") for t in types):
         for label, kinds in (("gammon", ("gammon", "backgammon")), ("backgammon", ("backgammon",))):
             won = sum(1 for g in results if g.win_type in kinds and g.rewards[0] > 0)
             lost = sum(1 for g in results if g.win_type in kinds and g.rewards[0] < 0)
@@ -308,6 +353,10 @@ class ArenaReport:
     ratings: dict[str, dict[str, float]] | None = None
     table: list[dict[str, Any]] | None = None  # n-player tables (HiLo): per agent
     machine: dict[str, Any] = field(default_factory=dict)
+    move_time_limit: float | None = None
+    # one row per agent that forfeited a game: its name, its games lost by forfeit per reason,
+    # and the first message (see summarize_forfeits)
+    forfeits: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=_json_default)
@@ -354,50 +403,90 @@ def evaluate(
     workers: int = 1,
     progress: bool = False,
     bootstrap: int = 200,
+    move_time_limit: float | None = None,
+    first_move_time_limit: float | None = None,
+    fail_fast: bool = False,
 ) -> ArenaReport:
     """Run the arena: ``seeds`` seeds x both seat orders per pair of agents (see
     :func:`pairings`), or, for a HiLo table of more than two players (``mode="table"``), all
     seat orders of the listed agents. Raises ValueError listing the valid agents for an unknown
-    agent name, before any game starts."""
+    agent name, before any game starts. ``move_time_limit``, ``first_move_time_limit`` and
+    ``fail_fast``: see :func:`play_table`; the report's ``forfeits`` counts the games each agent
+    lost by forfeit."""
     options = dict(options or {})
     for spec in agents:
         check_agent_name(spec, game)
+    MoveTimer(move_time_limit, first_move_time_limit)  # bad limits fail before any game
     from spieltisch.envs import make
 
     num_seats = len(make(game, **options).possible_agents)
+    limits = {
+        "move_time_limit": move_time_limit, "first_move_time_limit": first_move_time_limit,
+        "fail_fast": fail_fast,
+    }  # fmt: skip
     if num_seats > 2 or mode == "table":
         results = play_table(
             game, agents, seeds, seed, options, opening_plies, workers, progress, num_seats,
-            distinct_orders=True,
+            distinct_orders=True, **limits,
         )  # fmt: skip
         return ArenaReport(
             game, list(agents), "table", seeds, seed, options, opening_plies, [],
             table=summarize_table(results, agents), machine=machine_info(),
+            move_time_limit=move_time_limit,
+            forfeits=summarize_forfeits([(r, list(range(len(agents)))) for r in results], agents),
         )  # fmt: skip
     pairs: list[PairSummary] = []
     outcomes: list[tuple[int, int, float]] = []
+    played: list[tuple[GameResult, list[int]]] = []
     for i, j in pairings(agents, mode):
         results = play_table(
-            game, [agents[i], agents[j]], seeds, seed, options, opening_plies, workers, progress
-        )
+            game, [agents[i], agents[j]], seeds, seed, options, opening_plies, workers, progress,
+            **limits,
+        )  # fmt: skip
         pairs.append(summarize_pair(results, (agents[i], agents[j])))
         outcomes.extend((i, j, 1.0 if g.rewards[0] > 0 else 0.5 if g.rewards[0] == 0 else 0.0)
                         for g in results)  # fmt: skip
+        played.extend((g, [i, j]) for g in results)
     ratings = None
     if mode == "round-robin" and len(agents) > 2:
         r, lo, hi = stats.bootstrap_ratings(
             outcomes, len(agents), np.random.default_rng(seed), samples=bootstrap
         )
         ratings = {
-            f"{a} (#{k})" if agents.count(a) > 1 else a: {
-                "elo": float(r[k]), "low": float(lo[k]), "high": float(hi[k])
-            }
-            for k, a in enumerate(agents)
-        }  # fmt: skip
+            _name(agents, k): {"elo": float(r[k]), "low": float(lo[k]), "high": float(hi[k])}
+            for k in range(len(agents))
+        }
     return ArenaReport(
         game, list(agents), mode, seeds, seed, options, opening_plies, pairs, ratings,
-        machine=machine_info(),
+        machine=machine_info(), move_time_limit=move_time_limit,
+        forfeits=summarize_forfeits(played, agents),
     )  # fmt: skip
+
+
+def _name(agents: Sequence[str], k: int) -> str:
+    """Agent ``k``'s name in a report: its name, with ``(#k)`` where the name is listed twice."""
+    return f"{agents[k]} (#{k})" if agents.count(agents[k]) > 1 else agents[k]
+
+
+def summarize_forfeits(
+    played: Sequence[tuple[GameResult, Sequence[int]]], agents: Sequence[str]
+) -> list[dict[str, Any]]:
+    """One row per agent that lost games by forfeit, in table order: ``agent`` (its report
+    name), ``index``, ``games`` (games it forfeited), one count per reason of
+    ``match.FORFEIT_REASONS`` and ``first`` (the message of its first forfeit, by seed).
+    ``played``: each game with the table indices of its agents (a pair's two agents)."""
+    rows: dict[int, dict[str, Any]] = {}
+    for g, indices in sorted(played, key=lambda p: (p[0].seed, p[0].order)):
+        if g.forfeit is None:
+            continue
+        k = indices[g.forfeit]
+        row = rows.setdefault(
+            k, {"agent": _name(agents, k), "index": k, "games": 0,
+                **dict.fromkeys(FORFEIT_REASONS, 0), "first": g.error},
+        )  # fmt: skip
+        row["games"] += 1
+        row[g.forfeit_reason] += 1
+    return [rows[k] for k in sorted(rows)]
 
 
 def summarize_table(results: Sequence[GameResult], agents: Sequence[str]) -> list[dict[str, Any]]:

@@ -10,11 +10,30 @@ if TYPE_CHECKING:
     from spieltisch.agents.arena.evaluation import ArenaReport
 
 
+def plural(count: int, word: str) -> str:
+    """``"1 seed"``, ``"2 seeds"``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _reward(mean: float, low: float, high: float, seeds: int) -> str:
+    """A mean reward with its interval; one seed is one paired observation, which gives no
+    interval (the numbers in the report are then the mean three times)."""
+    if seeds < 2:
+        return f"{mean:+.3f} (no interval from 1 seed)"
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def _time_limit(report: ArenaReport) -> str:
+    limit = report.move_time_limit
+    return "no move time limit" if limit is None else f"move time limit {limit:g} s"
+
+
 def to_markdown(report: ArenaReport) -> str:
-    """The report as Markdown tables."""
+    """The report as Markdown tables (and the games agents lost by forfeit, if any)."""
     lines = [
-        f"### {report.game}: {report.mode}, {report.seeds} seeds (seed {report.seed}), "
-        f"opening plies {report.opening_plies}, options {report.options or '{}'}",
+        f"### {report.game}: {report.mode}, {plural(report.seeds, 'seed')} (seed {report.seed}), "
+        f"opening plies {report.opening_plies}, options {report.options or '{}'}, "
+        f"{_time_limit(report)}",
         "",
     ]
     if report.pairs:
@@ -27,7 +46,7 @@ def to_markdown(report: ArenaReport) -> str:
             row = (
                 f"| {p.agent} | {p.opponent} | {p.games} | {p.wins} / {p.draws} / {p.losses} | "
                 f"{p.score:.3f} [{p.score_low:.3f}, {p.score_high:.3f}] | "
-                f"{p.mean_reward:+.3f} [{p.reward_low:+.3f}, {p.reward_high:+.3f}] |"
+                f"{_reward(p.mean_reward, p.reward_low, p.reward_high, report.seeds)} |"
             )
             if bg:
                 row += (
@@ -48,11 +67,33 @@ def to_markdown(report: ArenaReport) -> str:
             lines.append(
                 f"| {t['agent']} | {t.get('seats', 1)} | {t['games']} | "
                 f"{t.get('wins', '?')} / {t.get('draws', '?')} / {t.get('losses', '?')} | "
-                f"{t['win_rate']:.3f} "
-                f"[{t['win_low']:.3f}, {t['win_high']:.3f}] | {t['mean_reward']:+.3f} "
-                f"[{t['reward_low']:+.3f}, {t['reward_high']:+.3f}] |"
+                f"{t['win_rate']:.3f} [{t['win_low']:.3f}, {t['win_high']:.3f}] | "
+                f"{_reward(t['mean_reward'], t['reward_low'], t['reward_high'], report.seeds)} |"
+            )
+    if report.forfeits:
+        lines += [
+            "",
+            "Games lost by forfeit (the agent raised, played an illegal action or ran over the "
+            "time limit; each is scored as a lost game):",
+            "",
+            "| agent | games forfeited | over the time limit | raised | illegal action | first |",
+            "|---|---|---|---|---|---|",
+        ]
+        for f in report.forfeits:
+            first = str(f["first"]).replace("|", "\\|")
+            lines.append(
+                f"| {f['agent']} | {f['games']} | {f['time_limit']} | {f['raised']} | "
+                f"{f['illegal_action']} | {first} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def forfeit_summary(report: ArenaReport) -> str | None:
+    """One line naming each agent that forfeited games and how many (None if none did)."""
+    if not report.forfeits:
+        return None
+    parts = [f"{f['agent']} {plural(f['games'], 'game')}" for f in report.forfeits]
+    return "games lost by forfeit: " + ", ".join(parts) + " (see the report's forfeit table)"
 
 
 def plot(report: ArenaReport, path: str) -> None:
@@ -88,7 +129,7 @@ def plot(report: ArenaReport, path: str) -> None:
         ax.barh(range(len(labels)), v)
         ax.set_yticks(range(len(labels)), labels)
         ax.set_xlabel("win rate")
-    ax.set_title(f"{report.game}: {report.seeds} seeds x seat orders")
+    ax.set_title(f"{report.game}: {plural(report.seeds, 'seed')} x seat orders")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

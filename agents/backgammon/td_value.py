@@ -68,7 +68,10 @@ class TDArch:
     def from_json(cls, data: dict[str, Any]) -> TDArch:
         if data.get("kind") != ARCH_KIND:
             raise ValueError(f"not a TD value net architecture: kind={data.get('kind')!r}")
-        arch = cls(int(data["hidden"]), int(data["inputs"]), int(data["outputs"]), data["encoding"])
+        sizes = [data["hidden"], data["inputs"], data["outputs"]]
+        if any(isinstance(n, bool) or not isinstance(n, int) for n in sizes):
+            raise ValueError(f"hidden, inputs and outputs must be integers, got {sizes}")
+        arch = cls(*sizes, data["encoding"])
         if (arch.inputs, arch.outputs, arch.encoding) != (NUM_INPUTS, NUM_OUTPUTS, ENCODING):
             raise ValueError(
                 f"TD net with {arch.inputs} inputs, {arch.outputs} outputs, encoding "
@@ -349,9 +352,14 @@ class TDValueAgent(BackgammonPlayAgent):
 
 
 def params_from_tensors(arch: TDArch, tensors: dict[str, Any], where: str) -> dict[str, np.ndarray]:
-    """The net's parameters from checkpoint tensors ``model.<name>``; checks the shapes."""
+    """The net's parameters from checkpoint tensors ``model.<name>``; checks that these are
+    exactly the net's, each of its shape."""
+    shapes = arch.shapes()
+    extra = sorted(k for k in tensors if k.startswith("model.") and k[6:] not in shapes)
+    if extra:
+        raise ValueError(f"{where}: tensors {extra} are not part of a TD value net")
     out = {}
-    for name, shape in arch.shapes().items():
+    for name, shape in shapes.items():
         t = tensors.get(f"model.{name}")
         if t is None:
             raise ValueError(f"{where}: tensor model.{name} is missing")

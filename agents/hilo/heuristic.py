@@ -31,8 +31,8 @@ class HiLoHeuristicAgent(Agent):
 
     def __init__(self, seed: int | None = None, samples: int = 16, name: str = "heuristic"):
         super().__init__(seed)
-        if samples < 1:
-            raise ValueError(f"samples must be at least 1, got {samples}")
+        if isinstance(samples, bool) or not isinstance(samples, int | np.integer) or samples < 1:
+            raise ValueError(f"samples must be a whole number of at least 1, got {samples!r}")
         self.samples = int(samples)
         self.name = name
 

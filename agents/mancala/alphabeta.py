@@ -387,8 +387,8 @@ class MancalaSearchAgent(Agent):
         super().__init__(seed)
         if depth < 1:
             raise ValueError(f"depth must be at least 1, got {depth}")
-        if time_limit is not None and time_limit <= 0:
-            raise ValueError(f"time must be positive, got {time_limit}")
+        if time_limit is not None and not 0 < time_limit < np.inf:  # NaN would search forever
+            raise ValueError(f"time must be a positive number of seconds, got {time_limit}")
         if tt_bits != 0 and not 4 <= tt_bits <= 28:
             raise ValueError(f"tt_bits must be 0 (no table) or between 4 and 28, got {tt_bits}")
         self.kind = kind
@@ -510,7 +510,7 @@ def _search_factory(kind: int, param_of, greedy: bool):
             depth = int(params.get("depth", 4))
             time_limit = float(params["time"]) if "time" in params else None
             tt_bits = int(params.get("tt_bits", 20))
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, OverflowError) as err:  # int(1e400) overflows
             raise ValueError(
                 f"alphabeta: depth and tt_bits must be integers, time a number of seconds "
                 f"(got {params})"

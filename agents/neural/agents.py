@@ -63,10 +63,17 @@ def _check_options(ckpt_options: dict[str, Any], options: dict[str, Any], where:
 
 
 def make_prefixed_agent(
-    prefix: str, value: str, game: str, seed: int | None, game_options: dict[str, Any]
+    prefix: str,
+    value: str,
+    game: str,
+    seed: int | None,
+    game_options: dict[str, Any],
+    checkpoint_root: str | Path | None = None,
 ) -> Agent:
     """The agent named ``prefix:value[:KEY=VALUE,...]`` (see
-    :data:`agents.registry.PREFIX_AGENT_MODULES`)."""
+    :data:`agents.registry.PREFIX_AGENT_MODULES`). ``checkpoint_root``: the folder a
+    ``checkpoint:`` path must lie in (see :func:`~.checkpoint.load_checkpoint`); the shipped
+    ``pretrained:`` agents are always loaded from inside their own folder."""
     params: dict[str, Any] = {}
     head, sep, tail = value.rpartition(":")
     if sep and "=" in tail:
@@ -74,8 +81,8 @@ def make_prefixed_agent(
 
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
-    # ply, keep: TD value nets; weight: HiLo search (agents/hilo/search.py)
-    known = {"search", "leaves", "ply", "keep", "weight"}
+    # ply, keep: TD value nets; weight: HiLo search (agents/hilo/search.py); sims: Gumbel search
+    known = {"search", "leaves", "ply", "keep", "weight", "sims"}
     unknown = set(params) - known
     if unknown:
         raise ValueError(
@@ -84,15 +91,15 @@ def make_prefixed_agent(
     if prefix == "pretrained":
         if value and value != game:
             raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
-        path = pretrained_path(game, game_options)
+        path, root = pretrained_path(game, game_options), PRETRAINED_DIR
     elif prefix == "checkpoint":
         if not value:
             raise ValueError("checkpoint:<path> needs a path")
-        path = Path(value)
+        path, root = Path(value), checkpoint_root
     else:
         raise ValueError(f"unknown agent prefix {prefix!r}")
     try:
-        ckpt = load_checkpoint(path, game)
+        ckpt = load_checkpoint(path, game, root=root)
     except CheckpointError as err:
         raise ValueError(str(err)) from err
     _check_options(ckpt.game_options, game_options, f"{prefix}:{value}")
@@ -121,6 +128,14 @@ def make_prefixed_agent(
         return agent
     if "weight" in params:
         raise ValueError(f"{prefix}:{value}: 'weight' is for HiLo search (search=16,weight=2)")
+    if "sims" in params:
+        if set(params) != {"sims"}:
+            raise ValueError(f"{prefix}:{value}: 'sims' takes no other parameter")
+        from spieltisch.agents.neural.gumbel_search import GumbelSearchAgent
+
+        agent = GumbelSearchAgent(ckpt.policy(), game, ckpt.game_options, params["sims"], seed)
+        agent.name = searched_name
+        return agent
     if "search" in params:
         from spieltisch.agents.neural.value_search import ValueSearchAgent
 

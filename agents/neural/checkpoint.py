@@ -10,6 +10,12 @@ A checkpoint is two files next to each other::
 Both are written atomically (a temporary file, then ``os.replace``), the JSON last, so a file
 pair whose JSON exists is complete. The JSON records the SHA-256 of the weights file, so a
 damaged or swapped weights file is found before use.
+
+Loading never runs code from a file: the metadata is JSON, the weights safetensors (no pickle),
+and the weights are read once, checked against the recorded SHA-256 and parsed from those same
+bytes. An agent is built only from tensors that fit its recorded architecture exactly (a missing,
+extra or misshapen ``model.`` tensor is refused before any network is built). ``root`` confines
+a load to one folder (see :func:`load_checkpoint`).
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from typing import Any
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load as load_tensors
+from safetensors.torch import save_file
 from spieltisch.agents.files import write_atomic, write_text_atomic
 from spieltisch.agents.neural.policy import NeuralAgent, PolicyArch, PolicyNet
 
@@ -52,19 +59,34 @@ class Checkpoint:
         return dict(self.meta.get("game_options", {}))
 
     def policy(self) -> PolicyNet:
-        """The policy network with its weights."""
+        """The policy network with its weights; raises :class:`CheckpointError` unless the
+        ``model.`` tensors are exactly those of the recorded architecture."""
         try:
             arch = PolicyArch.from_json(self.meta["arch"])
         except (KeyError, TypeError, ValueError) as err:
             raise CheckpointError(f"{self._where()}: bad architecture record: {err}") from err
-        net = PolicyNet(arch)
         state = {k[6:]: v for k, v in self.tensors.items() if k.startswith("model.")}
+        # Compare the shapes before building: the record alone must not size a network (a
+        # hidden layer of 10**9 units). A trunk layer has a weight and a bias, the heads two each.
+        expected: dict[str, tuple[int, ...]] = {}
+        if len(state) == 2 * len(arch.hidden) + 4:
+            with torch.device("meta"):  # shapes only, no memory
+                expected = {k: tuple(v.shape) for k, v in PolicyNet(arch).state_dict().items()}
+        found = {k: tuple(v.shape) for k, v in state.items()}
+        if found != expected:
+            wrong = sorted(
+                k for k in found.keys() | expected.keys() if found.get(k) != expected.get(k)
+            )
+            raise CheckpointError(
+                f"{self._where()}: weights do not fit the recorded architecture {arch}: "
+                f"{len(found)} model tensors for {2 * len(arch.hidden) + 4}; missing, extra or "
+                f"misshapen: {wrong[:6]}"
+            )
+        net = PolicyNet(arch)
         try:
             net.load_state_dict(state, strict=True)
-        except RuntimeError as err:
-            raise CheckpointError(
-                f"{self._where()}: weights do not fit the recorded architecture: {err}"
-            ) from err
+        except RuntimeError as err:  # e.g. a tensor of a type no weight can take
+            raise CheckpointError(f"{self._where()}: weights cannot be loaded: {err}") from err
         return net.eval()
 
     def agent(self, seed: int | None = None, greedy: bool = True) -> NeuralAgent:
@@ -83,11 +105,35 @@ def _sha256(path: Path) -> str:
 
 
 def paths_of(path: str | os.PathLike) -> tuple[Path, Path]:
-    """``(weights, metadata)`` paths of a checkpoint named with or without a suffix."""
+    """``(weights, metadata)`` paths of a checkpoint named with or without a suffix; raises
+    :class:`CheckpointError` for a path that names no file (``/``, ``..``)."""
     p = Path(path)
     if p.suffix in (".safetensors", ".json"):
         p = p.with_suffix("")
+    if p.name in ("", ".", ".."):
+        raise CheckpointError(
+            f"a checkpoint is named by its file stem (e.g. runs/kalaha_ppo/best), got {str(path)!r}"
+        )
     return p.with_suffix(".safetensors"), p.with_suffix(".json")
+
+
+def _check_inside(files: tuple[Path, ...], root: str | os.PathLike) -> None:
+    """Raise :class:`CheckpointError` unless every file, links followed, lies inside ``root``."""
+    try:
+        base = Path(root).resolve()
+        real = [f.resolve() for f in files]
+    except (OSError, RuntimeError, ValueError) as err:  # a link loop, a NUL byte in the name
+        raise CheckpointError(f"cannot resolve checkpoint path {files[0]}: {err}") from err
+    for file, resolved in zip(files, real, strict=True):
+        if not resolved.is_relative_to(base):
+            raise CheckpointError(
+                f"checkpoint file {file} lies outside {base}, the folder checkpoints are loaded "
+                "from here ('..' and links leading out of it are refused)"
+            )
+
+
+#: metadata entries and the JSON type each must have
+_META_TYPES = {"game": str, "game_options": dict, "arch": dict}
 
 
 def save_checkpoint(
@@ -105,19 +151,28 @@ def save_checkpoint(
     return weights
 
 
-def load_checkpoint(path: str | os.PathLike, game: str | None = None) -> Checkpoint:
+def load_checkpoint(
+    path: str | os.PathLike, game: str | None = None, *, root: str | os.PathLike | None = None
+) -> Checkpoint:
     """Read a checkpoint; raises :class:`CheckpointError` naming what is wrong.
 
-    ``game``, if given, must match the checkpoint's game.
+    ``game``, if given, must match the checkpoint's game. ``root``, if given, is the folder
+    checkpoints may be loaded from (for a service that loads checkpoints named by its users):
+    a relative ``path`` is taken inside it, and a file that lies outside it once ``..`` and
+    symbolic links are resolved is refused.
     """
+    if root is not None:
+        path = Path(root) / path
     weights, meta_path = paths_of(path)
-    if not meta_path.exists():
+    if root is not None:
+        _check_inside((meta_path, weights), root)
+    if not meta_path.is_file():
         raise CheckpointError(f"checkpoint metadata {meta_path} does not exist")
-    if not weights.exists():
+    if not weights.is_file():
         raise CheckpointError(f"checkpoint weights {weights} do not exist")
     try:
         meta = json.loads(meta_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
         raise CheckpointError(f"checkpoint metadata {meta_path} is damaged: {err}") from err
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{meta_path} is not a spieltisch checkpoint")
@@ -126,14 +181,24 @@ def load_checkpoint(path: str | os.PathLike, game: str | None = None) -> Checkpo
             f"{meta_path} has format version {meta.get('format_version')}, "
             f"this spieltisch reads version {FORMAT_VERSION}"
         )
-    if meta.get("weights_sha256") != _sha256(weights):
+    for key, kind in _META_TYPES.items():
+        if (key in meta or key == "game") and not isinstance(meta.get(key), kind):
+            raise CheckpointError(
+                f"{meta_path}: {key!r} must be a JSON {'string' if kind is str else 'object'}, "
+                f"got {meta.get(key)!r}"
+            )
+    try:
+        data = weights.read_bytes()  # hashed and parsed from the same bytes
+    except OSError as err:
+        raise CheckpointError(f"cannot read checkpoint weights {weights}: {err}") from err
+    if meta.get("weights_sha256") != hashlib.sha256(data).hexdigest():
         raise CheckpointError(
             f"checkpoint weights {weights} are damaged or do not belong to {meta_path} "
             "(SHA-256 mismatch)"
         )
     try:
-        tensors = load_file(str(weights))
-    except (SafetensorError, OSError, ValueError) as err:
+        tensors = load_tensors(data)
+    except (SafetensorError, ValueError) as err:
         raise CheckpointError(f"checkpoint weights {weights} are damaged: {err}") from err
     if game is not None and meta.get("game") != game:
         raise CheckpointError(
@@ -143,7 +208,13 @@ def load_checkpoint(path: str | os.PathLike, game: str | None = None) -> Checkpo
 
 
 def load_agent(
-    path: str | os.PathLike, game: str | None = None, seed: int | None = None, greedy: bool = True
+    path: str | os.PathLike,
+    game: str | None = None,
+    seed: int | None = None,
+    greedy: bool = True,
+    *,
+    root: str | os.PathLike | None = None,
 ) -> NeuralAgent:
-    """The policy of a checkpoint as an agent (for the arena and user code)."""
-    return load_checkpoint(path, game).agent(seed=seed, greedy=greedy)
+    """The policy of a checkpoint as an agent (for the arena and user code); ``root`` as for
+    :func:`load_checkpoint`."""
+    return load_checkpoint(path, game, root=root).agent(seed=seed, greedy=greedy)

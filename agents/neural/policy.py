@@ -37,16 +37,30 @@ class PolicyArch:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> PolicyArch:
+        """The record of :meth:`to_json`; raises ValueError naming a missing, unknown or bad
+        field (sizes must be positive integers, the scale a positive finite number)."""
         known = {"observation_size", "num_actions", "hidden", "observation_scale"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown architecture fields {sorted(unknown)}")
-        return cls(
-            observation_size=int(d["observation_size"]),
-            num_actions=int(d["num_actions"]),
-            hidden=tuple(int(h) for h in d["hidden"]),
-            observation_scale=float(d["observation_scale"]),
-        )
+        missing = known - set(d)
+        if missing:
+            raise ValueError(f"missing architecture fields {sorted(missing)}")
+        hidden = d["hidden"]
+        sizes = [
+            d["observation_size"],
+            d["num_actions"],
+            *(hidden if isinstance(hidden, list) else [None]),
+        ]
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
+            raise ValueError(
+                "observation_size, num_actions and hidden (a list) must be positive integers, "
+                f"got {d['observation_size']!r}, {d['num_actions']!r}, {hidden!r}"
+            )
+        scale = d["observation_scale"]
+        if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < np.inf:
+            raise ValueError(f"observation_scale must be a positive finite number, got {scale!r}")
+        return cls(d["observation_size"], d["num_actions"], tuple(hidden), float(scale))
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

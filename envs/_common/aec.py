@@ -132,8 +132,6 @@ class TurnBasedEnv(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
         position = None
         if options:
             unknown = sorted(set(options) - {"position"})
@@ -145,12 +143,16 @@ class TurnBasedEnv(AECEnv):
                     stacklevel=2,
                 )
             position = options.get("position")
+        # Read the position first: a bad one raises and leaves the env (generator too) as it was.
+        state = None if position is None else self._state_from_text(position)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
         offset = int(self._rng.integers(self.num_players)) if self.random_start else 0
         self._seat_of = {
             agent: (i + offset) % self.num_players for i, agent in enumerate(self.possible_agents)
         }
         self._agent_of_seat = {seat: agent for agent, seat in self._seat_of.items()}
-        self.state = self._new_state() if position is None else self._state_from_text(position)
+        self.state = self._new_state() if state is None else state
         self.num_turns = 0
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}

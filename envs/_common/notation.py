@@ -1,15 +1,36 @@
-"""Small helpers shared by the engines: checking an action's type and range, legal-action tables."""
+"""Small helpers shared by the engines: checking an action's type and range, legal-action tables,
+reading stone counts of a position."""
 
 from __future__ import annotations
 
 import functools
 import numbers
+from collections.abc import Iterable
 
 import numpy as np
-from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
+from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError, PositionFormatError
 
 # Tables of legal-action tuples indexed by a bit mask are built for up to this many actions.
 _MAX_TABLE_BITS = 16
+
+#: most stones a Kalaha or Hus position may hold in all: the boards are int32, and moves only
+#: move stones, so no count of such a position can overflow
+MAX_STONES = 2**31 - 1
+
+
+def is_count(text: str) -> bool:
+    """Whether ``text`` is a whole number written in ASCII digits (``str.isdigit`` is true for
+    digits such as ``'²'`` too, which ``int`` cannot read)."""
+    return text.isascii() and text.isdigit()
+
+
+def check_stones(counts: Iterable[int]) -> None:
+    """Raise :class:`PositionFormatError` if ``counts`` hold more than :data:`MAX_STONES`."""
+    total = sum(counts)
+    if total > MAX_STONES:
+        raise PositionFormatError(
+            f"the position holds {total} stones in all; at most {MAX_STONES} fit the board"
+        )
 
 
 def check_action(action: object, num_actions: int) -> int:

@@ -40,7 +40,7 @@ from spieltisch.envs._common.errors import (
     IllegalActionError,
 )
 from spieltisch.envs._common.jit import direct_entry
-from spieltisch.envs._common.notation import check_action
+from spieltisch.envs._common.notation import check_action, is_count
 from spieltisch.envs._common.state import EngineState
 from spieltisch.envs.backgammon import notation
 from spieltisch.envs.backgammon import rules as k
@@ -229,10 +229,18 @@ class BackgammonGame:
     ) -> BackgammonState:
         """A state from a GNU Backgammon position ID, ``seat`` on roll (the ID's second
         player), about to play ``roll`` (two dice, e.g. ``"31"`` or ``(3, 1)``; a double is
-        played four times) or, if None, about to roll."""
+        played four times) or, if None, about to roll; raises ValueError (PositionFormatError
+        for the ID) naming the problem."""
+        # Checked alone first: they are pasted into a position text, where spaces would split them
+        notation.position_id_to_sides(position_id)
+        if isinstance(seat, bool) or seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         if roll is None:
             return self.state_from_text(f"{position_id} {seat} roll")
-        dice = [int(c) for c in roll] if isinstance(roll, str) else list(roll)
+        if isinstance(roll, str):  # two digits; a die out of 1..6 is refused by the notation
+            dice = [int(c) for c in roll] if is_count(roll) else []
+        else:
+            dice = list(roll)
         if len(dice) != 2 or any(not isinstance(d, int | np.integer) for d in dice):
             raise ValueError(f"roll must be two dice, e.g. '31' or (3, 1), got {roll!r}")
         word = "".join(str(d) for d in (dice * 2 if dice[0] == dice[1] else dice))

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 from spieltisch.envs._common.errors import PositionFormatError
+from spieltisch.envs._common.notation import is_count
 from spieltisch.envs.backgammon import rules as k
 
 #: GNU Backgammon's position ID of the starting position
@@ -66,6 +67,8 @@ def position_id_to_sides(position_id: str) -> tuple[np.ndarray, np.ndarray]:
         key = base64.b64decode(position_id + "==")
     except binascii.Error as err:  # pragma: no cover - the regex already rules this out
         raise PositionFormatError(f"position ID {position_id!r} is not base64: {err}") from None
+    if base64.b64encode(key).decode("ascii")[:14] != position_id:  # bits 81-84 are not zero
+        raise PositionFormatError(f"position ID {position_id!r} has stray bits after the board")
     bits = [(key[i >> 3] >> (i & 7)) & 1 for i in range(80)]
     sides = [np.zeros(25, dtype=np.int8), np.zeros(25, dtype=np.int8)]
     pos = 0
@@ -185,7 +188,7 @@ def parse_position(
     turn = int(seat_text)
     board = board_from_sides(not_on_roll, on_roll, turn)
     dice: list[int] = []
-    if word.isdigit():
+    if is_count(word):
         dice = sorted((int(c) for c in word), reverse=True)
         if any(not 1 <= d <= 6 for d in dice):
             raise PositionFormatError(f"dice are 1..6, got {word!r}")
@@ -203,7 +206,7 @@ def parse_position(
         raise PositionFormatError(f"{word!r} needs the doubling cube (BackgammonGame(cube=True))")
     cube, owner = 1, -1
     if len(fields) == 4:
-        m = re.fullmatch(r"cube=(\d+)(?:@([01]))?", fields[3])
+        m = re.fullmatch(r"cube=([0-9]+)(?:@([01]))?", fields[3])
         if not m:
             raise PositionFormatError(f"expected cube=VALUE or cube=VALUE@SEAT, got {fields[3]!r}")
         cube = int(m.group(1))

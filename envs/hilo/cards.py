@@ -59,6 +59,10 @@ DECK_FORMAT = "spieltisch-hilo-deck/1"
 DEFAULT_DECK_FILE = "deck.json"
 
 
+#: the most cards a deck may have
+MAX_CARDS = 10_000
+
+
 class DeckFormatError(ValueError):
     """A deck file that cannot be used; the message names the file and the offending entry."""
 
@@ -250,9 +254,12 @@ def deck_from_dict(data: object, where: str = "deck") -> Deck:
     faces: list[Face] = []
     for i, entry in enumerate(entries):
         face, count = _read_entry(entry, i, where)
+        if len(faces) + count > MAX_CARDS:  # counted before the cards are made
+            raise DeckFormatError(
+                f"{where}: {len(faces) + count} cards or more is more than the engine supports "
+                f"({MAX_CARDS})"
+            )
         faces.extend([face] * count)
-    if len(faces) > 10_000:
-        raise DeckFormatError(f"{where}: {len(faces)} cards is more than the engine supports")
     name, source = data.get("name", ""), data.get("source", "")
     if not isinstance(name, str) or not isinstance(source, str):
         raise DeckFormatError(f"{where}: 'name' and 'source' must be strings")
@@ -269,10 +276,10 @@ def load_deck(path: str | PathLike | None = None) -> Deck:
         where = str(path)
         try:
             raw = Path(path).read_text(encoding="utf-8")
-        except OSError as err:
+        except (OSError, UnicodeDecodeError) as err:
             raise DeckFormatError(f"cannot read deck file {where}: {err}") from None
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as err:
+    except (json.JSONDecodeError, RecursionError) as err:  # RecursionError: nested too deep
         raise DeckFormatError(f"{where}: not valid JSON: {err}") from None
     return deck_from_dict(data, where)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from spieltisch.envs._common.errors import PositionFormatError
+from spieltisch.envs._common.notation import is_count
 from spieltisch.envs.hilo import rules as R
 from spieltisch.envs.hilo.cards import COL_FACE, COL_KIND, KIND_CODES, WIZARD
 from spieltisch.envs.hilo.rules import SCORE_CATEGORIES, STATE_DTYPE
@@ -194,7 +195,7 @@ def _int_field(
             raise PositionFormatError(f"missing field {key!r}")
         return default
     text = fields[key]
-    if not text.isdigit() or not lo <= int(text) <= hi:
+    if not is_count(text) or not lo <= int(text) <= hi:
         raise PositionFormatError(f"{key} must be a whole number in {lo}..{hi}, got {text!r}")
     return int(text)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from spieltisch.envs._common.errors import PositionFormatError
+from spieltisch.envs._common.notation import check_stones, is_count
 from spieltisch.envs.hus.rules import BOARD_DTYPE
 
 if TYPE_CHECKING:
@@ -26,7 +27,9 @@ def format_position(state: HusState) -> str:
 
 
 def board_from_rows(rows: dict[tuple[int, int], list[int]]) -> np.ndarray:
-    """The engine board from ``{(seat, row): [column 0..7 from that seat's left]}``."""
+    """The engine board from ``{(seat, row): [column 0..7 from that seat's left]}``; raises
+    PositionFormatError if the counts are too many for the board."""
+    check_stones(count for row in rows.values() for count in row)
     board = np.zeros(32, dtype=BOARD_DTYPE)
     for (seat, row), values in rows.items():
         for col, v in enumerate(values):
@@ -40,7 +43,7 @@ def _numbers(text: str, what: str, count: int) -> list[int]:
     if len(cells) != count:
         raise PositionFormatError(f"{what}: expected {count} numbers, got {len(cells)} in {text!r}")
     for c in cells:
-        if not c.isdigit():
+        if not is_count(c):
             raise PositionFormatError(f"{what}: {c!r} is not a non-negative whole number")
     return [int(c) for c in cells]
 

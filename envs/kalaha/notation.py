@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from spieltisch.envs._common.errors import PositionFormatError
+from spieltisch.envs._common.notation import check_stones, is_count
 from spieltisch.envs.kalaha.rules import BOARD_DTYPE
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def parse_position(text: str, pits: int) -> tuple[np.ndarray, int, bool | None]:
     fields = text.split()
     if len(fields) not in (3, 4) or (len(fields) == 4 and fields[3] != "end"):
         raise PositionFormatError(f"expected 'PITS/STORE PITS/STORE PLAYER [end]', got {text!r}")
-    board = np.zeros(2 * pits + 2, dtype=BOARD_DTYPE)
+    counts: list[int] = []  # the board's cells in order: seat 0's pits and store, seat 1's
     for seat, side_text in enumerate(fields[:2]):
         if side_text.count("/") != 1:
             raise PositionFormatError(
@@ -42,13 +43,14 @@ def parse_position(text: str, pits: int) -> tuple[np.ndarray, int, bool | None]:
             raise PositionFormatError(
                 f"seat {seat}: expected {pits} pits, got {len(cells)} in {side_text!r}"
             )
-        first = seat * (pits + 1)
-        for i, cell in enumerate([*cells, store_text]):
-            if not cell.isdigit():
+        for cell in [*cells, store_text]:
+            if not is_count(cell):
                 raise PositionFormatError(
                     f"seat {seat}: {cell!r} is not a non-negative whole number in {side_text!r}"
                 )
-            board[first + i] = int(cell)
+            counts.append(int(cell))
+    check_stones(counts)
+    board = np.array(counts, dtype=BOARD_DTYPE)
     if fields[2] not in ("0", "1"):
         raise PositionFormatError(f"player to move must be 0 or 1, got {fields[2]!r}")
     player = int(fields[2])
@@ -103,7 +105,7 @@ def parse_diagram(text: str, pits: int) -> tuple[np.ndarray, int, bool]:
         label, sep, rest = line.partition(":")
         if sep and label in ("seat 0", "seat 1", "stores"):
             cells = rest.split()
-            if not all(c.isdigit() for c in cells):
+            if not all(is_count(c) for c in cells):
                 raise PositionFormatError(f"{label}: expected whole numbers, got {rest.strip()!r}")
             rows[label] = [int(c) for c in cells]
         elif m := re.fullmatch(r"seat ([01]) to move", line):
@@ -119,6 +121,7 @@ def parse_diagram(text: str, pits: int) -> tuple[np.ndarray, int, bool]:
             )
     if mover is None and not over:
         raise PositionFormatError("the diagram needs a last line 'seat N to move' or 'game over'")
+    check_stones(count for row in rows.values() for count in row)
     board = np.zeros(2 * pits + 2, dtype=BOARD_DTYPE)
     board[:pits] = rows["seat 0"]
     board[pits + 1 : 2 * pits + 1] = rows["seat 1"][::-1]

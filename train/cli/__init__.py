@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "spieltisch.train.cli.solve",
     "spieltisch.train.cli.train",
     "spieltisch.train.cli.eval",
+    "spieltisch.train.cli.export",
 )
 
 

@@ -7,9 +7,25 @@ import os
 import sys
 
 from spieltisch.agents.arena import AgentFailure, evaluate, plot
+from spieltisch.agents.arena.match import FIRST_MOVE_SECONDS
+from spieltisch.agents.arena.report import forfeit_summary
 from spieltisch.agents.registry import opening_plies
 from spieltisch.envs import GAMES
 from spieltisch.envs._common.options import add_option_argument, parse_options
+
+# The default move time limit of `spieltisch eval` (seconds; docs/arena.md, "Time limits").
+DEFAULT_MOVE_TIME_LIMIT = 60.0
+
+
+def time_limit_argument(text: str) -> float | None:
+    """A ``--move-time-limit`` value: positive seconds, or 0 for no limit."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds >= 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0 (0: no limit), got {text!r}")
+    return seconds or None
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -61,6 +77,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=max(1, (os.cpu_count() or 1)),
         help="worker processes (default: the number of CPUs)",
     )
+    p.add_argument(
+        "--move-time-limit",
+        type=time_limit_argument,
+        default=DEFAULT_MOVE_TIME_LIMIT,
+        metavar="SECONDS",
+        help="seconds an agent may take for one move, wall-clock (default "
+        f"{DEFAULT_MOVE_TIME_LIMIT:g}; 0: no limit); an agent over it, or one that raises or "
+        "plays an illegal action, loses that game by forfeit and the evaluation goes on; the "
+        "report counts each agent's forfeits. Games run in worker processes that are killed at "
+        "the limit, so use at most one worker per core (docs/arena.md, 'Time limits and forfeits')",
+    )
+    p.add_argument(
+        "--first-move-time-limit",
+        type=time_limit_argument,
+        default=None,
+        metavar="SECONDS",
+        help="seconds for each agent's first move, which may compile or load (default "
+        f"{FIRST_MOVE_SECONDS:g}, or the move time limit if larger)",
+    )
+    p.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop with an error (exit status 1) at the first game an agent forfeits",
+    )
     add_option_argument(p)
     p.add_argument("--json", metavar="PATH", help="write the report as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the report as a Markdown table")
@@ -78,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
             opening = opening_plies(args.game)
         report = evaluate(
             args.game, args.agents, args.seeds, args.seed, mode, options, opening,
-            args.workers, progress=not args.no_progress,
+            args.workers, progress=not args.no_progress, move_time_limit=args.move_time_limit,
+            first_move_time_limit=args.first_move_time_limit, fail_fast=args.fail_fast,
         )  # fmt: skip
     except AgentFailure as err:
         print(f"spieltisch eval: an agent failed: {err}", file=sys.stderr)
@@ -88,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     text = report.to_markdown()
     print(text)
+    if (note := forfeit_summary(report)) is not None:
+        print(f"spieltisch eval: {note}", file=sys.stderr)
     if args.json:
         with open(args.json, "w") as f:
             f.write(report.to_json())

@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from spieltisch.agents.arena.match import play_game
-from spieltisch.agents.human import HumanQuit
+from spieltisch.agents.arena.match import FIRST_MOVE_SECONDS, MoveTimer, play_game
+from spieltisch.agents.human import HumanQuit, move_label
 from spieltisch.agents.registry import human_view_options, make_agent
 from spieltisch.envs import GAMES, make
 from spieltisch.envs._common.options import add_option_argument, parse_options
+from spieltisch.train.cli.eval import time_limit_argument
+
+# The default move time limit of `spieltisch play` (seconds): generous, since a person watches;
+# it is there so that a hung agent cannot freeze the terminal (docs/arena.md, "Time limits").
+DEFAULT_PLAY_TIME_LIMIT = 300.0
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -19,7 +24,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description=(
             "Play a game between agents and print the board after every move. "
             "Example: spieltisch play kalaha --agents random random; play yourself with "
-            "'human': spieltisch play kalaha --agents human alphabeta:depth=6"
+            "'human': spieltisch play kalaha --agents human alphabeta:depth=6 (type a move's "
+            "label, what the board calls it: the pit number in Kalaha, row and column in Hus, "
+            "the points in backgammon, the slot in HiLo; docs/arena.md)"
         ),
     )
     p.add_argument("game", choices=sorted(GAMES), help="the game")
@@ -36,6 +43,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--seed", type=int, default=0, help="seed of the game and the agents (default 0)"
     )
     p.add_argument("--games", type=int, default=1, help="number of games (default 1)")
+    p.add_argument(
+        "--move-time-limit",
+        type=time_limit_argument,
+        default=DEFAULT_PLAY_TIME_LIMIT,
+        metavar="SECONDS",
+        help="seconds an agent may take for one move (default "
+        f"{DEFAULT_PLAY_TIME_LIMIT:g}; 0: no limit; a person, 'human', has none); an agent over "
+        "it, or one that raises or plays an illegal action, loses the game by forfeit",
+    )
+    p.add_argument(
+        "--first-move-time-limit",
+        type=time_limit_argument,
+        default=None,
+        metavar="SECONDS",
+        help="seconds for each agent's first move, which may compile or load (default "
+        f"{FIRST_MOVE_SECONDS:g}, or the move time limit if larger)",
+    )
     add_option_argument(p)
     p.add_argument("--quiet", action="store_true", help="print only the results, not the boards")
     return p
@@ -69,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"spieltisch play: {err}", file=sys.stderr)
         return 2
 
+    people = [env.possible_agents[i] for i in humans]  # no time limit for a person
+    timer = MoveTimer(args.move_time_limit, args.first_move_time_limit, exempt=people)
+
     def show(agent_name: str, action: int) -> None:
-        print(f"\n{agent_name} ({agents[agent_name].name}) plays {action}")
+        seat = env.possible_agents.index(agent_name)
+        move = move_label(args.game, action, seat, env_options)
+        print(f"\n{agent_name} ({agents[agent_name].name}) plays {move} (a{action})")
         print(env.render())
 
     for game_index in range(args.games):
@@ -79,7 +108,10 @@ def run(args: argparse.Namespace) -> int:
             env.reset(seed=seed)
             print(f"=== game {game_index + 1}, seed {seed}\n{env.render()}")
         try:
-            record = play_game(env, agents, seed=seed, on_move=None if args.quiet else show)
+            record = play_game(
+                env, agents, seed=seed, on_move=None if args.quiet else show, timer=timer,
+                forfeit=True,
+            )  # fmt: skip
         except HumanQuit:
             print("game abandoned")
             return 0
@@ -87,5 +119,11 @@ def run(args: argparse.Namespace) -> int:
             f"{a} ({agents[a].name}): {r:+g}" for a, r in sorted(record.rewards.items())
         )
         end = "truncated" if record.truncated else "over"
+        if record.forfeit is not None:
+            end = f"lost by forfeit ({record.forfeit.message})"
+            if record.forfeit.reason == "time_limit":  # its move goes on in an abandoned
+                name = record.forfeit.agent  # thread: the next game gets a fresh agent
+                i = env.possible_agents.index(name)
+                agents[name] = make_agent(args.agents[i], args.game, args.seed + i, options)
         print(f"game {game_index + 1} {end} after {record.num_moves} moves: {result}")
     return 0

@@ -19,14 +19,17 @@ import math
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-from spieltisch.agents.kalaha.endgame import default_cache_dir
+from spieltisch.agents.kalaha.endgame import EndgameDatabase, default_cache_dir
 from spieltisch.agents.kalaha.solver import (
     DEFAULT_TT_BITS,
     KalahaSolver,
     SolveInterrupted,
     SolveKeyboardInterrupt,
+    default_db_stones,
 )
 from spieltisch.envs._common.errors import PositionFormatError
 from spieltisch.envs.kalaha.engine import RULE_SETS, KalahaGame, KalahaState
@@ -199,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"spieltisch solve: {err}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
+    files = _database_files(game, args)
+    before = _file_stamps(files)
     try:
         solver = KalahaSolver(
             game,
@@ -213,10 +218,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"spieltisch solve: {err}", file=sys.stderr)
         return 2
-    say(
-        f"endgame database: up to {solver.db_stones} stones "
-        f"({time.perf_counter() - t0:.2f} s to load or build)"
-    )
+    database = _database_info(solver, files, before, args, time.perf_counter() - t0)
+    say(database.describe())
 
     if args.accuracy:
         from spieltisch.agents.kalaha.accuracy import move_accuracy
@@ -263,7 +266,9 @@ def run(args: argparse.Namespace) -> int:
             "seconds": result.seconds,
             "cpu_seconds": cpu,
             "finished": True,
+            "database_hit": _database_hit(state, solver, result.nodes),
             **_json_sizes(solver, args),
+            "database": asdict(database),
         }
         print(json.dumps(out, indent=2))
         return 0
@@ -285,8 +290,113 @@ def run(args: argparse.Namespace) -> int:
             "move values: "
             + ", ".join(f"{m}: {v:+d}" for m, v in sorted(result.move_values.items()))
         )
-    print(f"nodes: {result.nodes:,}  time: {result.seconds:.2f} s ({cpu:.2f} s CPU)")
+    if _database_hit(state, solver, result.nodes):
+        print(
+            f"solved by the endgame database, no search needed (nodes: 0): it holds the value "
+            f"of every position with at most {solver.db_stones} stones in the pits, and this "
+            f"one has {_stones_in_pits(state)}"
+        )
+        print(f"time: {result.seconds:.2f} s ({cpu:.2f} s CPU)")
+    else:
+        print(f"nodes: {result.nodes:,}  time: {result.seconds:.2f} s ({cpu:.2f} s CPU)")
+    print(database.describe())
     return 0
+
+
+def _stones_in_pits(state: KalahaState) -> int:
+    pits = state.game.pits
+    return int(state.board[:pits].sum() + state.board[pits + 1 : 2 * pits + 1].sum())
+
+
+def _database_hit(state: KalahaState, solver: KalahaSolver, nodes: int) -> bool:
+    """Whether a solve of ``state`` was a database lookup: no node searched, the position (and
+    so each of its moves) within the database."""
+    return nodes == 0 and _stones_in_pits(state) <= solver.db_stones
+
+
+@dataclass
+class _DatabaseInfo:
+    """Where the endgame database of a solve is and how it was had (``directory`` None:
+    ``--no-cache``, in memory only)."""
+
+    stones: int
+    directory: str | None
+    levels_loaded: int
+    levels_built: int
+    bytes_on_disk: int
+    bytes_in_memory: int
+    seconds: float
+
+    def describe(self) -> str:
+        what = f"endgame database (every position with at most {self.stones} stones in the pits)"
+        took = f"in {self.seconds:.1f} s"
+        if self.directory is None:
+            return (
+                f"{what}: built now {took}, {_size(self.bytes_in_memory)} in memory, not saved "
+                "(--no-cache)"
+            )
+        where = f"{self.directory} ({self.levels_loaded + self.levels_built} files, "
+        where += f"{_size(self.bytes_on_disk)})"
+        if self.levels_built == 0:
+            return f"{what}: loaded from {where} {took}"
+        if self.levels_loaded == 0:
+            return f"{what}: built now {took} and saved to {where}; later runs load it"
+        return (
+            f"{what}: {self.levels_loaded} levels loaded and {self.levels_built} built now "
+            f"{took}, saved to {where}"
+        )
+
+
+def _database_files(game: KalahaGame, args: argparse.Namespace) -> list[Path]:
+    """The files of the database the solver will load or build (one per level)."""
+    stones = args.db_stones
+    if stones is None:
+        stones = default_db_stones(game.pits, game.total_stones)
+    directory = Path(args.cache_dir) if args.cache_dir is not None else default_cache_dir()
+    return [
+        directory / EndgameDatabase.file_name(game.pits, game.rules, n)
+        for n in range(max(0, stones) + 1)
+    ]
+
+
+def _file_stamps(files: list[Path]) -> list[tuple[int, int] | None]:
+    """(modification time, size) of each file, None where there is none."""
+    out: list[tuple[int, int] | None] = []
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_mtime_ns, st.st_size))
+    return out
+
+
+def _database_info(
+    solver: KalahaSolver,
+    files: list[Path],
+    before: list[tuple[int, int] | None],
+    args: argparse.Namespace,
+    seconds: float,
+) -> _DatabaseInfo:
+    """What the solver did with its database files: a level whose file is new or changed was
+    built now (a damaged file is rebuilt, with a warning), the others were loaded."""
+    memory = int(solver.database.values.nbytes)
+    if args.no_cache:
+        return _DatabaseInfo(solver.db_stones, None, 0, solver.db_stones + 1, 0, memory, seconds)
+    after = _file_stamps(files)
+    built = sum(1 for a, b in zip(before, after, strict=True) if a is None or a != b)
+    on_disk = sum(stamp[1] for stamp in after if stamp is not None)
+    directory = str(files[0].parent)
+    loaded = len(files) - built
+    return _DatabaseInfo(solver.db_stones, directory, loaded, built, on_disk, memory, seconds)
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes} bytes"
 
 
 def _json_position(state: KalahaState) -> dict:

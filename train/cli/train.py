@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
+import shlex
 import sys
 
 from spieltisch.agents.neural.checkpoint import CheckpointError
@@ -19,9 +19,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description=(
             "Train a self-play agent. Example: spieltisch train configs/kalaha_ppo.yaml "
             "--set total_steps=100000 --set lr=1e-3. Writes checkpoints, TensorBoard logs, "
-            "the resolved config and a final evaluation to the config's run_dir. The config's "
-            "'algorithm' picks the trainer: ppo (any game) or td (backgammon, TD(lambda) over "
-            "afterstates: configs/backgammon_td.yaml)."
+            "the resolved config, the best and the final policy and a final evaluation to the "
+            "config's run_dir, and ends with a summary: the evaluation, where the files are and "
+            "how to evaluate and play the result. A run_dir holds one run: one that holds "
+            "another is an error (continue it with --resume, start over with --overwrite, or "
+            "pick another with --set run_dir=DIR). The config's 'algorithm' picks the "
+            "trainer: ppo (any game), alphazero (Gumbel AlphaZero: kalaha, hus) or td "
+            "(backgammon, TD(lambda) over afterstates: configs/backgammon_td.yaml)."
         ),
     )
     p.add_argument("config", help="YAML config file (see configs/)")
@@ -33,8 +37,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         dest="overrides",
         help="override a config value (YAML syntax; dotted keys for game_options.pits)",
     )
-    p.add_argument(
-        "--resume", action="store_true", help="continue the run in run_dir from its last checkpoint"
+    start = p.add_mutually_exclusive_group()
+    start.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in run_dir from its newest complete checkpoint (the config may "
+        "differ only in keys that do not change learning, e.g. total_steps, eval_interval)",
+    )
+    start.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in a run_dir that holds another run: remove that run's files "
+        "(checkpoints, best, final, final_eval.json, config.resolved.json, TensorBoard logs) "
+        "first",
     )
     p.add_argument(
         "--ray",
@@ -66,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if cfg.algorithm == "td":
         from spieltisch.train.td import train
+    elif cfg.algorithm == "alphazero":
+        from spieltisch.train.alphazero import train
     else:
         from spieltisch.train.ppo import train
     if args.ray is not None:
@@ -79,12 +96,16 @@ def run(args: argparse.Namespace) -> int:
         train = partial(train_on_ray, address=args.ray, num_workers=args.workers)
 
     try:
-        result = train(cfg, resume=args.resume)
+        result = train(cfg, resume=args.resume, overwrite=args.overwrite)
     except (CheckpointError, ValueError) as err:
         print(f"spieltisch train: {err}", file=sys.stderr)
         return 2
-    if "final_eval" in result:
-        print(json.dumps(result["final_eval"], indent=2))
+    if "summary" in result:
+        print(result["summary"])
     else:
-        print(f"stopped at iteration {result['iteration']}, step {result['global_step']}")
+        print(
+            f"stopped at iteration {result['iteration']}, step {result['global_step']}; "
+            f"continue with: spieltisch train {shlex.quote(args.config)} --resume (and the "
+            "same --set options)"
+        )
     return 0

@@ -1,0 +1,583 @@
+"""Gumbel tree search over many games at once (Danihelka et al., "Policy improvement by planning
+with Gumbel", ICLR 2022): the search of ``algorithm: alphazero`` training and of ``sims=N`` agents.
+
+One search runs for every game of a :class:`~spieltisch.envs._common.batch.BatchedGame` (the
+roots) at once; each simulation descends one path per game, expands one leaf per game, evaluates
+all new leaves in one network call and backs the values up. The rules come only from the
+protocol (``step``, ``observe``, ``returns``, ``save``/``load``), so the search serves every game;
+the tree is numpy arrays, the selection and backup loops are compiled with numba.
+
+**Values are vectors**, one return per seat (``value_sum[..., seat]``), so two-player zero-sum
+games, games of 3 or 4 players and (with sampled chance) dice games use the same code. At a node
+where seat ``m`` moves, the value of a child is ``q = value_sum[child, m] / visits[child]``.
+
+**Root** (paper, section 4): draw ``g(a) ~ Gumbel(0, 1)`` (times ``gumbel_scale``) for every legal
+action; Sequential Halving spends the ``num_simulations`` on the ``m = min(max_considered, legal)``
+actions with the largest ``g(a) + logits(a)``, in ``ceil(log2 m)`` phases that each halve the
+candidates, ranking them by ``g(a) + logits(a) + sigma(q(a))``. It is run table-driven: the
+simulation ``k`` visits the best-scoring action among those whose visit count equals the
+``k``-th entry of :func:`considered_visits` (an action leaves the race by falling behind). The
+action played is the best-scoring action among the most visited.
+
+**Completed Q and sigma** (equations 10, 33 and appendix D): a child not visited gets the
+mixed value ``v_mix = (v_hat + N * sum_b pi(b) q(b) / sum_b pi(b)) / (1 + N)`` (sums over visited
+children, ``N`` their total visits, ``v_hat`` the node's own network value); completed Q values
+are rescaled to [0, 1] by their min and max at the node, then
+``sigma(q) = (c_visit + max_b N(b)) * c_scale * q``.
+
+**Improved policy** (equation 11): ``pi' = softmax(logits + sigma(completedQ))`` over the legal
+actions: the policy target of training, no mass on illegal actions.
+
+**Interior nodes** (equation 14): the action maximising ``pi'(a) - N(a) / (1 + sum_b N(b))``:
+deterministic, visits follow the improved policy.
+
+A finished game is never expanded: a path that reaches a finished position backs up its exact
+result again (the protocol's ``returns()``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+from spieltisch.agents.base import Agent, legal_actions_of
+from spieltisch.envs import make_batch
+from spieltisch.envs._common.batch import BatchedGame
+
+#: ``(obs [n, obs], mask [n, A]) -> (logits [n, A], values [n, num_players])``: the network's
+#: prior logits (any value at illegal actions) and the expected return of every seat, seat 0 of
+#: the vector being the player to move, then the following seats in turn order
+Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+_LOW_LOGIT = -1.0e9
+
+
+def considered_visits(max_considered: int, num_simulations: int) -> np.ndarray:
+    """Sequential Halving as a sequence: before simulation ``k`` the root visits an action whose
+    visit count is ``out[k]`` (the paper's schedule with ``max_considered`` candidates: each of
+    ``ceil(log2 m)`` phases gives every remaining candidate ``max(1, n // (log2 m * remaining))``
+    more visits, then halves them, never below 2)."""
+    if max_considered <= 1:
+        return np.arange(num_simulations, dtype=np.int64)
+    log2max = math.ceil(math.log2(max_considered))
+    sequence: list[int] = []
+    visits = [0] * max_considered
+    considered = max_considered
+    while len(sequence) < num_simulations:
+        extra = max(1, num_simulations // (log2max * considered))
+        for _ in range(extra):
+            sequence.extend(visits[:considered])
+            for i in range(considered):
+                visits[i] += 1
+        considered = max(2, considered // 2)
+    return np.asarray(sequence[:num_simulations], dtype=np.int64)
+
+
+def considered_visits_table(max_considered: int, num_simulations: int) -> np.ndarray:
+    """Row ``m`` is :func:`considered_visits` for ``m`` candidates (``m`` = 0 .. max_considered),
+    so a node with fewer legal actions than ``max_considered`` uses its own schedule."""
+    table = np.zeros((max_considered + 1, max(num_simulations, 1)), dtype=np.int64)
+    for m in range(max_considered + 1):
+        table[m, :num_simulations] = considered_visits(m, num_simulations)
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def _softmax_legal(logits, legal, out):
+    best = -np.inf
+    for a in range(logits.shape[0]):
+        if legal[a] and logits[a] > best:
+            best = logits[a]
+    total = 0.0
+    for a in range(logits.shape[0]):
+        out[a] = math.exp(logits[a] - best) if legal[a] else 0.0
+        total += out[a]
+    for a in range(logits.shape[0]):
+        out[a] /= total
+
+
+@numba.njit(cache=True, nogil=True)
+def _sigma_completed_q(
+    children, legal, logits, visits, value_sum, raw_value, seat, node, c_visit, c_scale, probs, out
+):
+    """``out[a] = sigma(completedQ(a))`` at ``node`` for the mover ``seat`` (legal actions; the
+    rest 0); ``probs`` receives the prior policy."""
+    num_actions = logits.shape[0]
+    _softmax_legal(logits, legal, probs)
+    total_visits = 0
+    max_visits = 0
+    sum_probs = 0.0
+    weighted_q = 0.0
+    for a in range(num_actions):
+        c = children[a]
+        if legal[a] and c >= 0 and visits[c] > 0:
+            q = value_sum[c, seat] / visits[c]
+            total_visits += visits[c]
+            max_visits = max(max_visits, visits[c])
+            p = max(probs[a], 1e-30)
+            sum_probs += p
+            weighted_q += p * q
+    mixed = raw_value[node, seat]
+    if total_visits > 0:
+        mixed = (mixed + total_visits * weighted_q / sum_probs) / (total_visits + 1)
+    low = np.inf
+    high = -np.inf
+    for a in range(num_actions):
+        if not legal[a]:
+            out[a] = 0.0
+            continue
+        c = children[a]
+        q = value_sum[c, seat] / visits[c] if c >= 0 and visits[c] > 0 else mixed
+        out[a] = q
+        low = min(low, q)
+        high = max(high, q)
+    scale = (c_visit + max_visits) * c_scale
+    spread = max(high - low, 1e-8)
+    for a in range(num_actions):
+        if legal[a]:
+            out[a] = scale * (out[a] - low) / spread
+
+
+@numba.njit(cache=True, nogil=True)
+def _root_score(logits, legal, gumbel, sigma, child_visits, considered, out):
+    """Sequential Halving's score: ``g + logits + sigma`` for the legal actions visited exactly
+    ``considered`` times, -inf elsewhere."""
+    best = -np.inf
+    for a in range(logits.shape[0]):
+        if legal[a] and logits[a] > best:
+            best = logits[a]
+    for a in range(logits.shape[0]):
+        if legal[a] and child_visits[a] == considered:
+            out[a] = max(_LOW_LOGIT, gumbel[a] + logits[a] - best + sigma[a])
+        else:
+            out[a] = -np.inf
+
+
+@numba.njit(cache=True, nogil=True)
+def _child_visits(children, visits, out):
+    for a in range(children.shape[0]):
+        c = children[a]
+        out[a] = visits[c] if c >= 0 else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _select(
+    children,
+    legal,
+    logits,
+    visits,
+    value_sum,
+    raw_value,
+    mover,
+    terminal,
+    gumbel,
+    table,
+    max_considered,
+    c_visit,
+    c_scale,
+    active,
+    parent_out,
+    action_out,
+):
+    """One path per active game: ``(parent, action)`` of the leaf to expand, or
+    ``(finished node, -1)`` when the path ends in a finished position."""
+    num_games, _, num_actions = logits.shape
+    probs = np.empty(num_actions)
+    sigma = np.empty(num_actions)
+    score = np.empty(num_actions)
+    child_visits = np.empty(num_actions, dtype=np.int64)
+    for g in range(num_games):
+        parent_out[g] = 0
+        action_out[g] = -1
+        if not active[g]:
+            continue
+        node = 0
+        while True:
+            seat = mover[g, node]
+            _sigma_completed_q(
+                children[g, node],
+                legal[g, node],
+                logits[g, node],
+                visits[g],
+                value_sum[g],
+                raw_value[g],
+                seat,
+                node,
+                c_visit,
+                c_scale,
+                probs,
+                sigma,
+            )
+            _child_visits(children[g, node], visits[g], child_visits)
+            if node == 0:
+                num_legal = 0
+                done = 0
+                for a in range(num_actions):
+                    num_legal += legal[g, 0, a]
+                    done += child_visits[a]
+                m = min(max_considered, num_legal)
+                considered = table[m, min(done, table.shape[1] - 1)]
+                _root_score(
+                    logits[g, 0], legal[g, 0], gumbel[g], sigma, child_visits, considered, score
+                )
+                action = np.argmax(score)
+                if score[action] == -np.inf:  # past the schedule: the most visited candidates
+                    _root_score(
+                        logits[g, 0],
+                        legal[g, 0],
+                        gumbel[g],
+                        sigma,
+                        child_visits,
+                        child_visits.max(),
+                        score,
+                    )
+                    action = np.argmax(score)
+            else:
+                # improved policy minus the visit share (equation 14)
+                for a in range(num_actions):
+                    sigma[a] += logits[g, node, a]
+                _softmax_legal(sigma, legal[g, node], probs)
+                total = 0
+                for a in range(num_actions):
+                    total += child_visits[a]
+                action = -1
+                best = -np.inf
+                for a in range(num_actions):
+                    if legal[g, node, a]:
+                        s = probs[a] - child_visits[a] / (1.0 + total)
+                        if s > best:
+                            best = s
+                            action = a
+            child = children[g, node, action]
+            if child < 0:
+                parent_out[g] = node
+                action_out[g] = action
+                break
+            if terminal[g, child]:
+                parent_out[g] = child
+                action_out[g] = -1
+                break
+            node = child
+
+
+@numba.njit(cache=True, nogil=True)
+def _backup(parent, visits, value_sum, leaf, value, active):
+    """Add ``value[g]`` (one return per seat) to every node from ``leaf[g]`` up to the root."""
+    for g in range(leaf.shape[0]):
+        if not active[g]:
+            continue
+        node = leaf[g]
+        while node >= 0:
+            visits[g, node] += 1
+            for p in range(value.shape[1]):
+                value_sum[g, node, p] += value[g, p]
+            node = parent[g, node]
+
+
+@numba.njit(cache=True, nogil=True)
+def _final(
+    children,
+    legal,
+    logits,
+    visits,
+    value_sum,
+    raw_value,
+    mover,
+    gumbel,
+    c_visit,
+    c_scale,
+    active,
+    action_out,
+    policy_out,
+    q_out,
+    visits_out,
+):
+    """The action to play (best-scoring among the most visited root actions), the improved
+    policy, the root's completed Q values (for the mover) and visit counts."""
+    num_games, _, num_actions = logits.shape
+    probs = np.empty(num_actions)
+    sigma = np.empty(num_actions)
+    score = np.empty(num_actions)
+    child_visits = np.empty(num_actions, dtype=np.int64)
+    for g in range(num_games):
+        action_out[g] = 0
+        if not active[g]:
+            continue
+        seat = mover[g, 0]
+        _sigma_completed_q(
+            children[g, 0],
+            legal[g, 0],
+            logits[g, 0],
+            visits[g],
+            value_sum[g],
+            raw_value[g],
+            seat,
+            0,
+            c_visit,
+            c_scale,
+            probs,
+            sigma,
+        )
+        _child_visits(children[g, 0], visits[g], child_visits)
+        most = 0
+        for a in range(num_actions):
+            if legal[g, 0, a]:
+                most = max(most, child_visits[a])
+        _root_score(logits[g, 0], legal[g, 0], gumbel[g], sigma, child_visits, most, score)
+        action_out[g] = np.argmax(score)
+        for a in range(num_actions):
+            visits_out[g, a] = child_visits[a]
+            c = children[g, 0, a]
+            q_out[g, a] = (
+                value_sum[g, c, seat] / visits[g, c] if c >= 0 and visits[g, c] > 0 else np.nan
+            )
+            sigma[a] += logits[g, 0, a]
+        _softmax_legal(sigma, legal[g, 0], probs)
+        for a in range(num_actions):
+            policy_out[g, a] = probs[a]
+
+
+@dataclass
+class SearchResult:
+    """What one search gives for every game (rows of finished games are zeros)."""
+
+    action: np.ndarray
+    """``(B,)`` the action to play"""
+    policy: np.ndarray
+    """``(B, A)`` the improved policy ``softmax(logits + sigma(completedQ))`` (training target)"""
+    root_value: np.ndarray
+    """``(B, num_players)`` the root's mean backed-up return per seat (absolute seats)"""
+    q: np.ndarray
+    """``(B, A)`` the mean return of each root action for the player to move (NaN: not visited)"""
+    visits: np.ndarray
+    """``(B, A)`` the visit count of each root action"""
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """The search's parameters (the paper's names in brackets)."""
+
+    num_simulations: int = 16
+    """simulations per move (n); 0 plays the network's policy alone"""
+    max_considered: int = 16
+    """root actions Sequential Halving starts from (m)"""
+    gumbel_scale: float = 1.0
+    """scale of the root's Gumbel noise: 1 samples (self-play), 0 plays deterministically"""
+    c_visit: float = 50.0
+    """sigma's visit offset (c_visit)"""
+    c_scale: float = 0.1
+    """sigma's scale (c_scale)"""
+
+    def __post_init__(self) -> None:
+        if self.num_simulations < 0:
+            raise ValueError(f"num_simulations must be at least 0, got {self.num_simulations}")
+        if self.max_considered < 1:
+            raise ValueError(f"max_considered must be at least 1, got {self.max_considered}")
+        for name in ("gumbel_scale", "c_visit", "c_scale"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
+
+
+def _to_absolute(values: np.ndarray, mover: np.ndarray) -> np.ndarray:
+    """Values with seat 0 = the mover -> values by seat number."""
+    players = values.shape[1]
+    seats = (mover[:, None] + np.arange(players)[None, :]) % players
+    out = np.empty_like(values)
+    np.put_along_axis(out, seats, values, axis=1)
+    return out
+
+
+class GumbelSearch:
+    """Gumbel search for every game of a batch: ``search(roots, evaluate, rng)``."""
+
+    def __init__(self, config: SearchConfig) -> None:
+        self.config = config
+        self.table = considered_visits_table(config.max_considered, config.num_simulations)
+
+    def search(
+        self, roots: BatchedGame, evaluate: Evaluator, rng: np.random.Generator
+    ) -> SearchResult:
+        """Search from every unfinished game of ``roots`` (left unchanged) and return the
+        actions, improved policies and root statistics."""
+        cfg = self.config
+        num_games, num_actions, players = roots.num_games, roots.num_actions, roots.num_players
+        nodes = cfg.num_simulations + 1
+        active = ~roots.terminal.copy()
+        obs, mask = roots.observe()
+        mover0 = roots.current_player.copy()
+        logits = np.full((num_games, nodes, num_actions), _LOW_LOGIT)
+        legal = np.zeros((num_games, nodes, num_actions), dtype=np.bool_)
+        children = np.full((num_games, nodes, num_actions), -1, dtype=np.int64)
+        parent = np.full((num_games, nodes), -1, dtype=np.int64)
+        visits = np.zeros((num_games, nodes), dtype=np.int64)
+        value_sum = np.zeros((num_games, nodes, players))
+        raw_value = np.zeros((num_games, nodes, players))
+        mover = np.zeros((num_games, nodes), dtype=np.int64)
+        terminal = np.zeros((num_games, nodes), dtype=np.bool_)
+        result = SearchResult(
+            action=np.zeros(num_games, dtype=np.int64),
+            policy=np.zeros((num_games, num_actions)),
+            root_value=np.zeros((num_games, players)),
+            q=np.full((num_games, num_actions), np.nan),
+            visits=np.zeros((num_games, num_actions), dtype=np.int64),
+        )
+        if not active.any():
+            return result
+        idx = np.flatnonzero(active)
+        root_logits, root_values = evaluate(obs[idx], mask[idx])
+        legal[idx, 0] = mask[idx] != 0
+        logits[idx, 0] = np.where(legal[idx, 0], root_logits, _LOW_LOGIT)
+        raw_value[idx, 0] = _to_absolute(np.asarray(root_values, dtype=np.float64), mover0[idx])
+        value_sum[idx, 0] = raw_value[idx, 0]
+        visits[idx, 0] = 1
+        mover[:, 0] = mover0
+        gumbel = cfg.gumbel_scale * rng.gumbel(size=(num_games, num_actions))
+
+        # the positions of the tree: the protocol's per-game arrays, one row per (game, node)
+        leaf = roots.clone()
+        saved = leaf.save()
+        per_game = [
+            k for k, v in saved.items() if isinstance(v, np.ndarray) and len(v) == num_games
+        ]
+        shared = [k for k in saved if k not in per_game]
+        store = {k: np.repeat(saved[k][:, None], nodes, axis=1) for k in per_game}
+        rows = np.arange(num_games)
+        parent_of = np.empty(num_games, dtype=np.int64)
+        action_of = np.empty(num_games, dtype=np.int64)
+        for sim in range(cfg.num_simulations):
+            _select(
+                children,
+                legal,
+                logits,
+                visits,
+                value_sum,
+                raw_value,
+                mover,
+                terminal,
+                gumbel,
+                self.table,
+                cfg.max_considered,
+                cfg.c_visit,
+                cfg.c_scale,
+                active,
+                parent_of,
+                action_of,
+            )
+            expand = active & (action_of >= 0)
+            # a path that ended in a finished position starts from it (stepping changes nothing)
+            for key in per_game:
+                saved[key] = store[key][rows, parent_of]
+            leaf.load(saved)
+            leaf.step(np.where(expand, action_of, 0))
+            new = sim + 1
+            stepped = leaf.save()
+            for key in per_game:
+                store[key][expand, new] = stepped[key][expand]
+            for key in shared:  # the batch's generator goes on: chance is sampled anew
+                saved[key] = stepped[key]
+            obs, mask = leaf.observe()
+            leaf_mover = leaf.current_player.copy()
+            finished = leaf.terminal.copy()
+            value = leaf.returns().astype(np.float64)
+            needs_net = np.flatnonzero(expand & ~finished)
+            if needs_net.size:
+                net_logits, net_values = evaluate(obs[needs_net], mask[needs_net])
+                value[needs_net] = _to_absolute(
+                    np.asarray(net_values, dtype=np.float64), leaf_mover[needs_net]
+                )
+                legal[needs_net, new] = mask[needs_net] != 0
+                logits[needs_net, new] = np.where(legal[needs_net, new], net_logits, _LOW_LOGIT)
+            grown = np.flatnonzero(expand)
+            children[grown, parent_of[grown], action_of[grown]] = new
+            parent[grown, new] = parent_of[grown]
+            mover[grown, new] = leaf_mover[grown]
+            terminal[grown, new] = finished[grown]
+            raw_value[grown, new] = value[grown]
+            leaf_node = np.where(expand, new, parent_of)
+            revisit = active & ~expand  # a finished node again: its exact result
+            value[revisit] = raw_value[revisit, parent_of[revisit]]
+            _backup(parent, visits, value_sum, leaf_node, value, active)
+        _final(
+            children,
+            legal,
+            logits,
+            visits,
+            value_sum,
+            raw_value,
+            mover,
+            gumbel,
+            cfg.c_visit,
+            cfg.c_scale,
+            active,
+            result.action,
+            result.policy,
+            result.q,
+            result.visits,
+        )
+        result.root_value[idx] = value_sum[idx, 0] / visits[idx, 0][:, None]
+        return result
+
+
+def policy_evaluator(net: Any, num_players: int, device: str = "cpu") -> Evaluator:
+    """An :data:`Evaluator` of a :class:`~spieltisch.agents.neural.policy.PolicyNet` (on
+    ``device``): its logits, and its value for the mover spread as a vector (two players:
+    ``[v, -v]``; more players: the mover's value, the others sharing its negation)."""
+    import torch
+
+    def evaluate(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with torch.no_grad():
+            logits, value = net(
+                torch.as_tensor(obs, device=device), torch.as_tensor(mask, device=device)
+            )
+        logits, v = logits.cpu(), value.cpu().numpy().astype(np.float64)
+        values = np.empty((len(v), num_players))
+        values[:, 0] = v
+        values[:, 1:] = -v[:, None] / (num_players - 1)
+        return logits.numpy().astype(np.float64), values
+
+    return evaluate
+
+
+class GumbelSearchAgent(Agent):
+    """A network with Gumbel search at play time (``checkpoint:PATH:sims=N``): each move searches
+    ``sims`` simulations from the real position (no root noise: ``gumbel_scale=0``, so the move
+    is deterministic) and plays the search's choice; ``sims=0`` plays the network's most likely
+    legal move. Perfect-information games only: the search reads the state it is given."""
+
+    def __init__(
+        self,
+        net: Any,
+        game: str,
+        game_options: dict[str, Any],
+        sims: int,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed)
+        if isinstance(sims, bool) or not isinstance(sims, int) or sims < 0:
+            raise ValueError(f"sims must be a whole number >= 0, got {sims!r}")
+        if game == "hilo":
+            raise ValueError("sims=N searches the real state: HiLo hides cards (use search=N)")
+        self.sims = sims
+        self.name = f"gumbel_search:sims={sims}"
+        self.batch = make_batch(game, 1, **game_options)
+        self.search = GumbelSearch(SearchConfig(num_simulations=sims, gumbel_scale=0.0))
+        self.evaluate = policy_evaluator(net.eval(), self.batch.num_players)
+
+    def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
+        legal = legal_actions_of(observation)
+        if self.sims == 0 or len(legal) == 1:
+            obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+            mask = np.asarray(observation["action_mask"])[None]
+            logits, _ = self.evaluate(obs, mask)
+            return int(np.argmax(np.where(mask[0] != 0, logits[0], -np.inf)))
+        if state is None:
+            raise ValueError("a searching agent needs the game state")
+        self.batch.set_state(0, state)
+        action = int(self.search.search(self.batch, self.evaluate, self.rng).action[0])
+        if action not in legal:  # cannot happen: the search only expands legal moves
+            raise RuntimeError(f"search chose illegal action {action}; legal: {legal.tolist()}")
+        return action

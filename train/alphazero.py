@@ -1,0 +1,436 @@
+"""Gumbel AlphaZero: self-play with search in the loop (``algorithm: alphazero``).
+
+Danihelka et al., "Policy improvement by planning with Gumbel" (ICLR 2022), on the batched
+engines. One iteration, read top to bottom:
+
+1. :func:`self_play`: ``num_games`` games in parallel, every move of every game searched by
+   :class:`~spieltisch.agents.neural.gumbel_search.GumbelSearch` (``num_simulations`` per move,
+   Gumbel noise at the root for exploration) and played as the search chose. Each position is
+   recorded with its **policy target**, the search's improved policy
+   ``pi' = softmax(logits + sigma(completedQ))``, and, once its game has ended, its **value
+   target** ``z``: the final result of the player who moved there (a game cut off at
+   ``max_turns`` counts 0).
+2. The positions go into a replay buffer of the last ``replay_size`` positions.
+3. :func:`alphazero_loss` on minibatches drawn from the buffer, ``ceil(sample_reuse * new /
+   batch_size)`` Adam steps::
+
+       L = -sum_a pi'(a) log p_theta(a | s)  +  value_weight * (v_theta(s) - z)^2
+
+   averaged over the minibatch (``weight_decay``: Adam's L2 penalty).
+
+The network is the same policy-value MLP as PPO's (:class:`~spieltisch.agents.neural.policy.
+PolicyNet`), so its checkpoints are agents: ``checkpoint:PATH`` plays the raw network,
+``checkpoint:PATH:sims=N`` searches ``N`` simulations per move. Evaluations during the run play
+the network (``eval_simulations`` > 0: with that much search) against ``eval_opponents`` on the
+batched engine. Checkpoints hold the network, the optimizer, the replay buffer and the
+generator, so a resumed run continues exactly as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+from spieltisch.agents.neural.gumbel_search import GumbelSearch, SearchConfig, policy_evaluator
+from spieltisch.agents.neural.policy import PolicyNet
+from spieltisch.envs._common.batch import BatchedGame
+from spieltisch.train.config import RESUMABLE_RUN_KEYS, AlphaZeroConfig
+from spieltisch.train.ppo import (
+    checkpoint_meta,
+    evaluate_against,
+    evaluation_table,
+    make_arch,
+    make_games,
+    make_opponent,
+)
+from spieltisch.train.run_files import load_training_checkpoint
+from spieltisch.train.run_loop import Evaluation, Trainer, run
+
+#: config keys that may differ between a run and its resumption (they do not change learning)
+RESUMABLE_CHANGES = {
+    *RESUMABLE_RUN_KEYS,
+    "total_positions",
+    "stop_after_iterations",
+    "eval_opponents",
+    "eval_simulations",
+    "keep_best",
+    "device",
+}
+
+
+def resolve_device(name: str) -> str:
+    """``cpu``, ``cuda`` (an error if no CUDA device is present) or ``auto`` (CUDA if present)."""
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: cuda was asked for, but torch finds no CUDA device")
+    return name
+
+
+# ----------------------------------------------------------------------------------------------
+# Replay buffer
+# ----------------------------------------------------------------------------------------------
+class ReplayBuffer:
+    """The last ``capacity`` positions: observation, legal mask, policy and value targets."""
+
+    FIELDS = ("obs", "mask", "policy", "value")
+
+    def __init__(self, capacity: int, obs_size: int, num_actions: int) -> None:
+        self.capacity = capacity
+        self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
+        self.mask = np.zeros((capacity, num_actions), dtype=np.int8)
+        self.policy = np.zeros((capacity, num_actions), dtype=np.float32)
+        self.value = np.zeros(capacity, dtype=np.float32)
+        self.size = 0
+        self.next = 0  # the slot the next position goes to
+
+    def add(self, positions: dict[str, np.ndarray]) -> None:
+        count = len(positions["value"])
+        slots = (self.next + np.arange(count)) % self.capacity
+        for name in self.FIELDS:
+            getattr(self, name)[slots] = positions[name]  # the newest win where slots repeat
+        self.next = int((self.next + count) % self.capacity)
+        self.size = min(self.capacity, self.size + count)
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        rows = rng.integers(0, self.size, size=batch_size)
+        return {name: getattr(self, name)[rows] for name in self.FIELDS}
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """The filled part, for a checkpoint."""
+        return {
+            f"replay.{n}": torch.from_numpy(getattr(self, n)[: self.size].copy())
+            for n in self.FIELDS
+        }
+
+    def load(self, tensors: dict[str, torch.Tensor], size: int, next_slot: int) -> None:
+        for name in self.FIELDS:
+            getattr(self, name)[:size] = tensors[f"replay.{name}"].numpy()
+        self.size, self.next = size, next_slot
+
+
+# ----------------------------------------------------------------------------------------------
+# Self-play
+# ----------------------------------------------------------------------------------------------
+def self_play(
+    cfg: AlphaZeroConfig,
+    games: BatchedGame,
+    search: GumbelSearch,
+    evaluate: Any,
+    rng: np.random.Generator,
+) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """Play every game of ``games`` to the end with the search; returns the positions with their
+    targets (``obs``, ``mask``, ``policy``, ``value``) and statistics."""
+    games.reset(seed=rng)
+    rec: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "policy": [], "game": [], "seat": []}
+    root_values, root_entropy = [], []
+    for _ in range(cfg.max_turns):
+        active = ~games.terminal
+        if not active.any():
+            break
+        obs, mask = games.observe()
+        mover = games.current_player.copy()
+        result = search.search(games, evaluate, rng)
+        rows = np.flatnonzero(active)
+        rec["obs"].append(obs[rows])
+        rec["mask"].append(mask[rows])
+        rec["policy"].append(result.policy[rows].astype(np.float32))
+        rec["game"].append(rows)
+        rec["seat"].append(mover[rows])
+        root_values.append(result.root_value[rows, mover[rows]])
+        p = result.policy[rows]
+        root_entropy.append(-(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=1))
+        games.step(result.action)
+    final = games.returns()  # games cut off at max_turns: 0 for every seat
+    game_of, seat_of = np.concatenate(rec["game"]), np.concatenate(rec["seat"])
+    positions = {
+        "obs": np.concatenate(rec["obs"]).astype(np.float32),
+        "mask": np.concatenate(rec["mask"]).astype(np.int8),
+        "policy": np.concatenate(rec["policy"]),
+        "value": final[game_of, seat_of].astype(np.float32),
+    }
+    stats = {
+        "selfplay/positions": float(len(game_of)),
+        "selfplay/game_length": float(len(game_of) / games.num_games),
+        "selfplay/unfinished_games": float((~games.terminal).sum()),
+        "search/root_value": float(np.mean(np.concatenate(root_values))),
+        "search/policy_entropy": float(np.mean(np.concatenate(root_entropy))),
+    }
+    return positions, stats
+
+
+# ----------------------------------------------------------------------------------------------
+# Learning
+# ----------------------------------------------------------------------------------------------
+def alphazero_loss(
+    net: PolicyNet, batch: dict[str, torch.Tensor], value_weight: float
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """``L = -sum_a pi'(a) log p(a|s) + value_weight * (v(s) - z)^2`` (minibatch mean) and its
+    parts; the policy's entropy is reported too."""
+    logits, value = net(batch["obs"], batch["mask"])
+    log_p = torch.log_softmax(logits, dim=-1)
+    policy_loss = -(batch["policy"] * log_p).sum(-1).mean()
+    value_loss = ((value - batch["value"]) ** 2).mean()
+    with torch.no_grad():
+        entropy = -(log_p.exp() * log_p).sum(-1).mean()
+    loss = policy_loss + value_weight * value_loss
+    return loss, {
+        "loss/policy": policy_loss.item(),
+        "loss/value": value_loss.item(),
+        "loss/policy_entropy": entropy.item(),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# The trainer (driven by the run loop)
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class AlphaZeroState:
+    """Everything a resumed run needs besides the config (names as the shared checkpoint
+    metadata expects: ``global_step`` counts self-play positions)."""
+
+    net: PolicyNet
+    optimizer: torch.optim.Adam
+    rng: np.random.Generator
+    replay: ReplayBuffer
+    iteration: int = 0
+    global_step: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+    best_score: float = -1.0
+
+
+class AlphaZeroTrainer(Trainer):
+    """Gumbel AlphaZero for :func:`spieltisch.train.run_loop.run`: a round is one iteration
+    (steps 1-3 of the module docstring), the progress units are self-play positions."""
+
+    unit = "pos"
+    bar_smoothing = 0.1
+    resumable_keys = frozenset(RESUMABLE_CHANGES)
+
+    def __init__(self, cfg: AlphaZeroConfig) -> None:
+        torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.cfg = cfg
+        self.device = resolve_device(cfg.device)
+        self.games = make_games(cfg.game, cfg.game_options, cfg.num_games)
+        net = PolicyNet(make_arch(cfg, self.games)).to(self.device)
+        optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        replay = ReplayBuffer(cfg.replay_size, net.arch.observation_size, net.arch.num_actions)
+        self.state = AlphaZeroState(net, optimizer, np.random.default_rng(cfg.seed), replay)
+        self.search = GumbelSearch(self.search_config(cfg.num_simulations, cfg.gumbel_scale))
+        self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
+
+    def search_config(self, sims: int, gumbel_scale: float) -> SearchConfig:
+        cfg = self.cfg
+        return SearchConfig(sims, cfg.max_considered, gumbel_scale, cfg.c_visit, cfg.c_scale)
+
+    # --- where the run stands ---
+    @property
+    def rounds(self) -> int:
+        return self.state.iteration
+
+    @property
+    def units(self) -> int:
+        return self.state.global_step
+
+    @property
+    def total_units(self) -> int:
+        return self.cfg.total_positions
+
+    @property
+    def stop_after_rounds(self) -> int | None:
+        return self.cfg.stop_after_iterations
+
+    @property
+    def keep_best(self) -> bool:
+        return self.cfg.keep_best
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.state.metrics
+
+    @metrics.setter
+    def metrics(self, metrics: dict[str, float]) -> None:
+        self.state.metrics = metrics
+
+    @property
+    def best_score(self) -> float:
+        return self.state.best_score
+
+    @best_score.setter
+    def best_score(self, score: float) -> None:
+        self.state.best_score = score
+
+    def position(self) -> str:
+        return f"iteration {self.state.iteration}, position {self.state.global_step}"
+
+    def summary(self) -> dict[str, Any]:
+        return {"iteration": self.state.iteration, "global_step": self.state.global_step}
+
+    @property
+    def opponent_names(self) -> list[str]:
+        return list(self.cfg.eval_opponents)
+
+    def report_lines(self, report: dict[str, Any]) -> list[str]:
+        sims = self.cfg.eval_simulations
+        player = (
+            f"the network with {sims} simulations" if sims else "the network's most probable move"
+        )
+        return evaluation_table(report, self.cfg.eval_opponents, player)
+
+    def postfix(self, metrics: dict[str, float]) -> dict[str, str]:
+        post = {"loss": f"{metrics['loss/policy']:.3f}"}
+        if "eval/mean_score" in metrics:
+            post["eval"] = f"{metrics['eval/mean_score']:.2f}"
+        return post
+
+    # --- one iteration ---
+    def step(self, max_rounds: int) -> dict[str, float]:
+        cfg, state = self.cfg, self.state
+        t0 = time.perf_counter()
+        state.net.eval()
+        evaluate = policy_evaluator(state.net, self.games.num_players, self.device)
+        positions, metrics = self_play(cfg, self.games, self.search, evaluate, state.rng)
+        t_play = time.perf_counter() - t0
+        state.replay.add(positions)
+        new = len(positions["value"])
+        updates = math.ceil(cfg.sample_reuse * new / cfg.batch_size)
+        state.net.train()
+        sums: dict[str, float] = {}
+        for _ in range(updates):
+            sample = state.replay.sample(cfg.batch_size, state.rng)
+            batch = {k: torch.from_numpy(v).to(self.device) for k, v in sample.items()}
+            loss, parts = alphazero_loss(state.net, batch, cfg.value_weight)
+            state.optimizer.zero_grad()
+            loss.backward()
+            state.optimizer.step()
+            for k, v in parts.items():
+                sums[k] = sums.get(k, 0.0) + v
+        state.net.eval()
+        metrics.update({k: v / updates for k, v in sums.items()})
+        state.iteration += 1
+        state.global_step += new
+        elapsed = time.perf_counter() - t0
+        metrics["throughput/positions_per_s"] = new / elapsed
+        metrics["throughput/selfplay_share"] = t_play / elapsed
+        metrics["charts/updates"] = float(updates)
+        metrics["charts/replay_size"] = float(state.replay.size)
+        return metrics
+
+    # --- evaluations ---
+    def _evaluate(self, net: PolicyNet, num_games: int, seed: int) -> dict[str, dict[str, float]]:
+        sims = self.cfg.eval_simulations
+        choose = None
+        if sims > 0:
+            search = GumbelSearch(self.search_config(sims, 0.0))
+            evaluate = policy_evaluator(net, self.games.num_players, self.device)
+
+            def choose(games: BatchedGame, rows: np.ndarray, obs, mask, rng) -> np.ndarray:
+                return search.search(games, evaluate, rng).action[rows]
+
+        return {
+            name: evaluate_against(self.cfg, net, opponent, num_games, seed, choose)
+            for name, opponent in self.eval_opponents.items()
+        }
+
+    def evaluate(self, num_games: int, seed: int) -> Evaluation:
+        metrics: dict[str, float] = {}
+        for name, ev in self._evaluate(self.state.net.cpu(), num_games, seed).items():
+            metrics[f"eval/win_rate_vs_{name}"] = ev["win_rate"]
+            metrics[f"eval/score_vs_{name}"] = ev["score"]
+        self.state.net.to(self.device)
+        scores = [v for k, v in metrics.items() if k.startswith("eval/score_vs_")]
+        metrics["eval/mean_score"] = float(np.mean(scores))
+        line = f"{self.position()}: " + ", ".join(
+            f"{k.removeprefix('eval/score_vs_')} {v:.3f}"
+            for k, v in metrics.items()
+            if k.startswith("eval/score_vs_")
+        )
+        return Evaluation(metrics, score=metrics["eval/mean_score"], line=line)
+
+    def final_evaluation(
+        self, final: Path, best: Path | None, num_games: int, seed: int
+    ) -> Evaluation:
+        state = self.state
+        report: dict[str, Any] = {
+            "action_selection": (
+                f"gumbel_search:sims={self.cfg.eval_simulations}"
+                if self.cfg.eval_simulations
+                else "argmax"
+            ),
+            "global_step": state.global_step,
+            "iteration": state.iteration,
+        }
+        metrics: dict[str, float] = {}
+        for name, ev in self._evaluate(state.net.cpu(), num_games, seed).items():
+            report[f"vs_{name}"] = ev
+            metrics[f"final/score_vs_{name}"] = ev["score"]
+        state.net.to(self.device)
+        if best is not None:
+            kept = load_checkpoint(best, self.cfg.game)
+            report["best"] = {
+                "global_step": kept.meta["global_step"],
+                **{f"vs_{k}": v for k, v in self._evaluate(kept.policy(), num_games, seed).items()},
+            }
+        return Evaluation(metrics, report=report)
+
+    # --- checkpoints ---
+    def checkpoint_name(self) -> str:
+        return f"position_{self.state.global_step:012d}"
+
+    def _tensors(self) -> dict[str, torch.Tensor]:
+        return {f"model.{k}": v.cpu() for k, v in self.state.net.state_dict().items()}
+
+    def save_policy(self, path: Path) -> None:
+        save_checkpoint(path, checkpoint_meta(self.cfg, self.state, "policy"), self._tensors())
+
+    def save(self, path: Path) -> None:
+        state = self.state
+        tensors = self._tensors()
+        opt = state.optimizer.state_dict()
+        for idx, s in opt["state"].items():
+            for k, v in s.items():
+                tensors[f"optim.{idx}.{k}"] = (v if torch.is_tensor(v) else torch.tensor(v)).cpu()
+        tensors.update(state.replay.tensors())
+        meta = checkpoint_meta(self.cfg, state, "training")
+        meta["trainer"] = {
+            "optimizer_param_groups": opt["param_groups"],
+            "rng": state.rng.bit_generator.state,
+            "best_score": state.best_score,
+            "replay_size": state.replay.size,
+            "replay_next": state.replay.next,
+        }
+        save_checkpoint(path, meta, tensors)
+
+    def restore(self, path: Path) -> None:
+        state = self.state
+        ckpt = load_training_checkpoint(path, self.cfg, RESUMABLE_CHANGES)
+        meta, trainer = ckpt.meta, ckpt.meta["trainer"]
+        state.net.load_state_dict(ckpt.policy().state_dict())
+        state.net.to(self.device)
+        opt_state: dict[str, Any] = {"state": {}, "param_groups": trainer["optimizer_param_groups"]}
+        for key, value in ckpt.tensors.items():
+            if key.startswith("optim."):
+                _, idx, name = key.split(".", 2)
+                opt_state["state"].setdefault(int(idx), {})[name] = value
+        state.optimizer.load_state_dict(opt_state)
+        state.replay.load(ckpt.tensors, int(trainer["replay_size"]), int(trainer["replay_next"]))
+        state.rng.bit_generator.state = trainer["rng"]
+        state.iteration = int(meta["iteration"])
+        state.global_step = int(meta["global_step"])
+        state.metrics = dict(meta.get("metrics", {}))
+        state.best_score = float(trainer.get("best_score", -1.0))
+
+
+def train(
+    cfg: AlphaZeroConfig, resume: bool = False, log: Any = print, overwrite: bool = False
+) -> dict[str, Any]:
+    """Run (or resume) a Gumbel AlphaZero run; returns the final metrics (see
+    :func:`spieltisch.train.run_loop.run`, also for ``overwrite``)."""
+    return run(AlphaZeroTrainer(cfg), resume, log, overwrite)
