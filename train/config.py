@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import json
 import math
 import os
 import types
@@ -325,6 +326,10 @@ def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
             data[key] = float(value)
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{source}: key {key!r} must be a finite number, got {value!r}")
+        try:  # the run directory records the config as JSON (a YAML date or alias loop is not)
+            json.dumps(value)
+        except (TypeError, ValueError, RecursionError) as err:
+            raise ConfigError(f"{source}: key {key!r} cannot be recorded as JSON: {err}") from None
     obj = cls(**data)
     _check_ranges(obj, source)
     return obj
