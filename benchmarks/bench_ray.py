@@ -6,7 +6,7 @@ Measures, interleaved round by round so every contender sees the same machine lo
 
 * **single**: ``play_iteration`` in this process (what ``spieltisch train`` does);
 * **ray_1**, **ray_2**, ...: the same iteration split over 1, 2, ... Ray rollout workers
-  (``train/ray_ppo.py``), including the weight broadcast and the transfer of the experience;
+  (``train/ray_rollouts.py``), including the weight broadcast and the transfer of the experience;
 
 each as games/s, moves/s (all seats) and learner decisions/s. Then the **learner**: a few real
 PPO iterations of ``train()`` on one machine, where the update time is the iteration time less
@@ -36,7 +36,7 @@ from spieltisch.train.ppo import (
     play_iteration,
     pool_opponents,
 )
-from spieltisch.train.ray_ppo import RayCollector, init_ray
+from spieltisch.train.ray_rollouts import RayCollector, init_ray
 
 
 def bench_config(game: str, games: int, run_dir: str) -> Any:

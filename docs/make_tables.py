@@ -228,6 +228,8 @@ def table_pretrained(prefix: str) -> str:
         games = meta.get("games")
         if meta.get("algorithm") == "td" and isinstance(games, int | float):
             training = f"{algo}, {_int(games)} self-play games"  # TD learns per game
+        elif meta.get("algorithm") == "alphazero" and isinstance(steps, int | float):
+            training = f"Gumbel AlphaZero, {steps / 1e6:.1f}M searched positions"
         elif isinstance(steps, int | float):
             training = f"{algo}, {steps / 1e6:.1f}M steps"
         else:
@@ -237,7 +239,7 @@ def table_pretrained(prefix: str) -> str:
         seeds = (meta.get("game_options") or {}).get("seeds")
         if players and players != 2:
             label += f"` ({players} players, `-o num_players={players}`)"
-        elif name.startswith("kalaha_") and seeds:  # kalaha_6x4: the agent of Kalah(6,4)
+        elif name.startswith("kalaha_") and seeds and seeds != 6:  # kalaha_6x4: Kalah(6,4)
             label += f"` (Kalah(6,{seeds}), `-o seeds={seeds}`)"
         else:
             label += "`"

@@ -127,6 +127,7 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         ("game=hilo", "perfect-information games"),
         ("eval_opponents=[nobody]", "unknown agent 'nobody'"),
         ("sims=4", "unknown key 'sims'"),
+        ("lr_final=0.01", "'lr_final' must be in"),
     ],
 )
 def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> None:
@@ -195,3 +196,26 @@ def test_shipped_configs_load_and_train_an_iteration(tmp_path) -> None:
         )
         result = train(cfg, log=lambda *a: None)
         assert result["iteration"] == 1 and result["final_eval"]["vs_random"]["games"] == 2
+
+
+def test_cosine_learning_rate_schedule() -> None:
+    from spieltisch.train.alphazero import cosine_lr
+
+    assert cosine_lr(1e-3, None, 500, 1000) == 1e-3  # no lr_final: constant
+    assert cosine_lr(1e-3, 1e-4, 0, 1000) == pytest.approx(1e-3)
+    assert cosine_lr(1e-3, 1e-4, 500, 1000) == pytest.approx(5.5e-4)
+    assert cosine_lr(1e-3, 1e-4, 1000, 1000) == pytest.approx(1e-4)
+    assert cosine_lr(1e-3, 1e-4, 5000, 1000) == pytest.approx(1e-4)  # past the end: lr_final
+
+
+def test_residual_network_trains_and_loads_as_an_agent(tmp_path) -> None:
+    train(config(tmp_path, "res", "residual_blocks=2", "total_positions=40"))
+    ckpt = load_checkpoint(tmp_path / "res" / "final")
+    assert ckpt.meta["arch"]["residual_blocks"] == 2
+    assert sum(k.startswith("model.trunk.") for k in ckpt.tensors) > 4  # blocks' weights saved
+    agent = make_agent(
+        f"checkpoint:{tmp_path / 'res' / 'final'}:sims=4", "kalaha", game_options=SMALL
+    )
+    assert agent.net.arch.residual_blocks == 2
+    with pytest.raises(ConfigError, match="'residual_blocks' must be at least 0"):
+        config(tmp_path, "bad", "residual_blocks=-1")

@@ -112,7 +112,13 @@ def test_quick_runs_write_nowhere_unless_told(tmp_path):
 
 
 def test_every_release_script_is_run_here():
-    tested = {"train_ppo.py", "train_td.py", "record_eval.py", "derive_pubeval_weights.py"}
+    tested = {
+        "train_ppo.py",
+        "train_td.py",
+        "record_eval.py",
+        "derive_pubeval_weights.py",
+        "ship_alphazero.py",
+    }
     assert {p.name for p in RELEASE.glob("*.py")} == tested
 
 
@@ -130,6 +136,60 @@ def test_release_train_ppo_trains_evaluates_and_ships(tmp_path, recorded_files_u
     shipped = load_checkpoint(tmp_path / "pretrained" / "kalaha", "kalaha")
     assert shipped.meta["reproduce"]["benchmark"].startswith("python release/train_ppo.py")
     assert shipped.meta["evaluation"] == result["evaluation"]
+
+
+def test_release_ship_alphazero_moves_the_ppo_agent_aside(tmp_path, recorded_files_unchanged):
+    """A tiny Kalah(6,4) AlphaZero run, its quick strength run, shipped into a copy of the
+    pretrained folder: the PPO agent becomes ``kalaha_6x4_ppo`` (``pretrained:kalaha:algo=ppo``),
+    the AlphaZero one takes ``kalaha_6x4`` (``pretrained:kalaha``)."""
+    from spieltisch.agents.neural.checkpoint import load_checkpoint
+    from spieltisch.agents.registry import make_agent
+
+    run = tmp_path / "run"
+    tiny = ["num_games=4", "num_simulations=2", "hidden=[16]", "batch_size=16",
+            "total_positions=20", "eval_interval=0", "final_eval_games=2",
+            "eval_opponents=[random]",
+            "progress=false", "tensorboard=false", f"run_dir={run}"]  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "spieltisch.train.cli", "train",
+         "configs/kalaha_6x4_alphazero.yaml", *(x for s in tiny for x in ("--set", s))],
+        cwd=ROOT, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    pretrained = tmp_path / "pretrained"
+    pretrained.mkdir()
+    for suffix in (".json", ".safetensors"):
+        source = ROOT / "agents" / "pretrained" / f"kalaha_6x4{suffix}"
+        (pretrained / f"kalaha_6x4{suffix}").write_bytes(source.read_bytes())
+    _run(
+        BENCHMARKS / "alphazero_strength.py", "--quick", "--agent", f"checkpoint:{run}/final",
+        "--results-dir", tmp_path,
+    )  # fmt: skip
+    _run(
+        RELEASE / "ship_alphazero.py", run, "--policy", "final",
+        "--strength", tmp_path / "alphazero_strength_kalaha_6x4.json",
+        "--command", "spieltisch train configs/kalaha_6x4_alphazero.yaml",
+        "--train-seconds-wall", "1", "--train-seconds-cpu", "1",
+        "--results-dir", tmp_path, "--pretrained-dir", pretrained, "--ship",
+    )  # fmt: skip
+    result = json.loads((tmp_path / "kalaha_6x4_alphazero_train.json").read_text())
+    assert result["evaluation"]["vs_random"]["games"] == 4
+    shipped = load_checkpoint(pretrained / "kalaha_6x4", "kalaha", root=pretrained)
+    assert shipped.meta["algorithm"] == "alphazero"
+    assert shipped.meta["evaluation"] == result["evaluation"]
+    moved = load_checkpoint(pretrained / "kalaha_6x4_ppo", "kalaha", root=pretrained)
+    assert moved.meta["algorithm"] == "ppo"
+    assert all(":algo=ppo" in row["agent"] for row in moved.meta["evaluation"].values())
+    import spieltisch.agents.neural.agents as shipped_agents
+
+    options = {"pits": 6, "seeds": 4, "rules": "goki"}
+    saved = shipped_agents.PRETRAINED_DIR
+    shipped_agents.PRETRAINED_DIR = pretrained
+    try:
+        ppo = make_agent("pretrained:kalaha:algo=ppo", "kalaha", game_options=options)
+        alphazero = make_agent("pretrained:kalaha:sims=4", "kalaha", game_options=options)
+    finally:
+        shipped_agents.PRETRAINED_DIR = saved
+    assert list(ppo.net.arch.hidden) == [128, 128] and list(alphazero.net.arch.hidden) == [16]
 
 
 def test_release_train_td_evaluates_and_ships(tmp_path, recorded_files_unchanged):

@@ -1,4 +1,4 @@
-"""Distributed self-play on Ray (train/ray_ppo.py) and the RLlib example, on one local Ray
+"""Distributed self-play on Ray (train/ray_rollouts.py) and the RLlib example, on one local Ray
 instance with 2 CPUs shared by the whole module (Ray starts slowly)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from spieltisch.envs import make
 from spieltisch.train.cli import main
 from spieltisch.train.config import build_config, config_to_dict
 from spieltisch.train.ppo import latest_checkpoint, train
-from spieltisch.train.ray_ppo import split_games, train_on_ray
+from spieltisch.train.ray_rollouts import split_games, train_on_ray
 
 SMALL_KALAHA = {"pits": 4, "seeds": 3}
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def test_split_games_and_cli_errors(capsys) -> None:
     with pytest.raises(ValueError, match="cannot be split"):
         split_games(1, 2)
     assert main(["train", str(ROOT / "configs/backgammon_td.yaml"), "--ray"]) == 2
-    assert "--ray supports algorithm ppo only" in capsys.readouterr().err
+    assert "--ray supports algorithms ppo and alphazero only" in capsys.readouterr().err
 
 
 def test_ray_run_writes_checkpoints_the_arena_loads_in_the_single_machine_format(
@@ -150,3 +150,60 @@ def test_rllib_example_runs_a_few_iterations() -> None:
         assert np.isclose(ev["win_rate"] + ev["draw_rate"] + ev["loss_rate"], 1.0)
     finally:
         algo.stop()
+
+
+def test_alphazero_on_ray_survives_a_killed_worker_and_matches_in_process_workers(
+    tmp_path,
+) -> None:
+    """Gumbel AlphaZero through the same collect hook: the search's self-play on 2 Ray workers,
+    one killed mid-run, gives the same network as the same workers run in this process."""
+    from spieltisch.train.alphazero import train as train_alphazero
+    from spieltisch.train.ray_rollouts import SelfPlayWorker, merge_self_play
+
+    def az_config(name: str):
+        sets = {
+            "run_dir": str(tmp_path / name),
+            "num_games": 6,
+            "num_simulations": 4,
+            "hidden": "[16]",
+            "batch_size": 32,
+            "total_positions": 10**6,
+            "stop_after_iterations": 2,
+            "checkpoint_interval": 1,
+            "eval_interval": 0,
+            "final_eval_games": 4,
+            "progress": "false",
+            "tensorboard": "false",
+        }
+        return build_config(
+            {"game": "kalaha", "algorithm": "alphazero", "game_options": SMALL_KALAHA},
+            [f"{k}={v}" for k, v in sets.items()],
+        )
+
+    killed: list[int] = []
+
+    def kill_worker(iteration: int, collector) -> None:
+        if iteration == 1 and not killed:
+            killed.append(collector.pids[1])
+            _kill(collector.pids[1])
+
+    on_ray = train_on_ray(az_config("ray"), num_workers=2, on_submit=kill_worker, log=print)
+    assert killed and on_ray["ray"]["worker_failures"] >= 1 and on_ray["iteration"] == 2
+
+    # the same two workers in this process: same seeds from the run's generator, same games
+    cfg = az_config("local")
+    workers: list[SelfPlayWorker] = []
+
+    def collect(net, state):
+        if not workers:
+            workers.extend(SelfPlayWorker(cfg, net.arch.to_json(), n) for n in split_games(6, 2))
+        weights = net.state_dict()
+        seeds = [int(s) for s in state.rng.integers(0, 2**63, size=len(workers))]
+        return merge_self_play([w.play(weights, s)[0] for w, s in zip(workers, seeds, strict=True)])
+
+    local = train_alphazero(cfg, log=lambda *a: None, collect=collect)
+    assert local["global_step"] == on_ray["global_step"] > 0
+    a = load_checkpoint(latest_checkpoint(tmp_path / "ray"))
+    b = load_checkpoint(latest_checkpoint(tmp_path / "local"))
+    for key in a.tensors:
+        assert torch.equal(a.tensors[key], b.tensors[key]), key

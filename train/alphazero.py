@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,21 @@ RESUMABLE_CHANGES = {
     "keep_best",
     "device",
 }
+
+
+def cosine_lr(lr: float, lr_final: float | None, done: int, total: int) -> float:
+    """The learning rate after ``done`` of ``total`` positions: ``lr`` if ``lr_final`` is None,
+    else ``lr_final + (lr - lr_final) * (1 + cos(pi * min(done / total, 1))) / 2``."""
+    if lr_final is None:
+        return lr
+    progress = min(done / max(total, 1), 1.0)
+    return lr_final + (lr - lr_final) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def search_config(cfg: AlphaZeroConfig, sims: int, gumbel_scale: float) -> SearchConfig:
+    """The search settings of a config with ``sims`` simulations and root noise ``gumbel_scale``
+    (self-play: the config's own; evaluation: no noise)."""
+    return SearchConfig(sims, cfg.max_considered, gumbel_scale, cfg.c_visit, cfg.c_scale)
 
 
 def resolve_device(name: str) -> str:
@@ -157,11 +173,30 @@ def self_play(
     }
     stats = {
         "selfplay/positions": float(len(game_of)),
+        "selfplay/games": float(games.num_games),
         "selfplay/game_length": float(len(game_of) / games.num_games),
         "selfplay/unfinished_games": float((~games.terminal).sum()),
         "search/root_value": float(np.mean(np.concatenate(root_values))),
         "search/policy_entropy": float(np.mean(np.concatenate(root_entropy))),
     }
+    return positions, stats
+
+
+SelfPlay = tuple[dict[str, np.ndarray], dict[str, float]]
+
+
+def merge_self_play(parts: list[SelfPlay]) -> SelfPlay:
+    """The self-play of several workers (:func:`self_play` each) as one: positions in worker
+    order, counts summed, per-position means weighted by positions."""
+    positions = {name: np.concatenate([p[name] for p, _ in parts]) for name in ReplayBuffer.FIELDS}
+    weights = np.array([s["selfplay/positions"] for _, s in parts])
+    stats = {
+        key: float(sum(s[key] for _, s in parts))
+        for key in ("selfplay/positions", "selfplay/games", "selfplay/unfinished_games")
+    }
+    stats["selfplay/game_length"] = stats["selfplay/positions"] / stats["selfplay/games"]
+    for key in ("search/root_value", "search/policy_entropy"):
+        stats[key] = float(np.average([s[key] for _, s in parts], weights=weights))
     return positions, stats
 
 
@@ -213,22 +248,21 @@ class AlphaZeroTrainer(Trainer):
     bar_smoothing = 0.1
     resumable_keys = frozenset(RESUMABLE_CHANGES)
 
-    def __init__(self, cfg: AlphaZeroConfig) -> None:
+    def __init__(
+        self, cfg: AlphaZeroConfig, collect: Callable[[PolicyNet, Any], SelfPlay] | None = None
+    ) -> None:
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.cfg = cfg
+        self.collect = collect
         self.device = resolve_device(cfg.device)
         self.games = make_games(cfg.game, cfg.game_options, cfg.num_games)
         net = PolicyNet(make_arch(cfg, self.games)).to(self.device)
         optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         replay = ReplayBuffer(cfg.replay_size, net.arch.observation_size, net.arch.num_actions)
         self.state = AlphaZeroState(net, optimizer, np.random.default_rng(cfg.seed), replay)
-        self.search = GumbelSearch(self.search_config(cfg.num_simulations, cfg.gumbel_scale))
+        self.search = GumbelSearch(search_config(cfg, cfg.num_simulations, cfg.gumbel_scale))
         self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
-
-    def search_config(self, sims: int, gumbel_scale: float) -> SearchConfig:
-        cfg = self.cfg
-        return SearchConfig(sims, cfg.max_considered, gumbel_scale, cfg.c_visit, cfg.c_scale)
 
     # --- where the run stands ---
     @property
@@ -295,13 +329,19 @@ class AlphaZeroTrainer(Trainer):
         cfg, state = self.cfg, self.state
         t0 = time.perf_counter()
         state.net.eval()
-        evaluate = policy_evaluator(state.net, self.games.num_players, self.device)
-        positions, metrics = self_play(cfg, self.games, self.search, evaluate, state.rng)
+        if self.collect is None:
+            evaluate = policy_evaluator(state.net, self.games.num_players, self.device)
+            positions, metrics = self_play(cfg, self.games, self.search, evaluate, state.rng)
+        else:  # Ray rollout workers (spieltisch.train.ray_rollouts)
+            positions, metrics = self.collect(state.net, state)
         t_play = time.perf_counter() - t0
         state.replay.add(positions)
         new = len(positions["value"])
         updates = math.ceil(cfg.sample_reuse * new / cfg.batch_size)
         state.net.train()
+        lr = cosine_lr(cfg.lr, cfg.lr_final, state.global_step, cfg.total_positions)
+        for group in state.optimizer.param_groups:
+            group["lr"] = lr
         sums: dict[str, float] = {}
         for _ in range(updates):
             sample = state.replay.sample(cfg.batch_size, state.rng)
@@ -320,6 +360,7 @@ class AlphaZeroTrainer(Trainer):
         metrics["throughput/positions_per_s"] = new / elapsed
         metrics["throughput/selfplay_share"] = t_play / elapsed
         metrics["charts/updates"] = float(updates)
+        metrics["charts/learning_rate"] = lr
         metrics["charts/replay_size"] = float(state.replay.size)
         return metrics
 
@@ -328,7 +369,7 @@ class AlphaZeroTrainer(Trainer):
         sims = self.cfg.eval_simulations
         choose = None
         if sims > 0:
-            search = GumbelSearch(self.search_config(sims, 0.0))
+            search = GumbelSearch(search_config(self.cfg, sims, 0.0))
             evaluate = policy_evaluator(net, self.games.num_players, self.device)
 
             def choose(games: BatchedGame, rows: np.ndarray, obs, mask, rng) -> np.ndarray:
@@ -429,8 +470,14 @@ class AlphaZeroTrainer(Trainer):
 
 
 def train(
-    cfg: AlphaZeroConfig, resume: bool = False, log: Any = print, overwrite: bool = False
+    cfg: AlphaZeroConfig,
+    resume: bool = False,
+    log: Any = print,
+    overwrite: bool = False,
+    collect: Callable[[PolicyNet, Any], SelfPlay] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) a Gumbel AlphaZero run; returns the final metrics (see
-    :func:`spieltisch.train.run_loop.run`, also for ``overwrite``)."""
-    return run(AlphaZeroTrainer(cfg), resume, log, overwrite)
+    :func:`spieltisch.train.run_loop.run`, also for ``overwrite``). ``collect(net, state)``, if
+    given, plays each iteration's self-play instead of :func:`self_play` here (the Ray rollout
+    workers of :mod:`spieltisch.train.ray_rollouts`)."""
+    return run(AlphaZeroTrainer(cfg, collect), resume, log, overwrite)

@@ -248,10 +248,16 @@ class AlphaZeroConfig(RunConfig):
     # --- network ---
     hidden: list[int] = field(default_factory=lambda: [128, 128])
     """hidden layer widths of the MLP trunk (policy head and tanh value head on top)"""
+    residual_blocks: int = 0
+    """residual blocks after the trunk, each x -> tanh(x + W2 tanh(W1 x)) at width hidden[-1]
+    (0: a plain MLP)"""
 
     # --- learning ---
     lr: float = 1e-3
-    """Adam learning rate"""
+    """Adam learning rate (at the start, when lr_final is set)"""
+    lr_final: float | None = None
+    """None: lr throughout; else the rate falls from lr to lr_final along a half cosine over
+    total_positions (computed from the positions played, so a resumed run follows it exactly)"""
     weight_decay: float = 1e-4
     """L2 penalty on the weights (Adam's weight_decay)"""
     batch_size: int = 256
@@ -419,6 +425,10 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
             raise ConfigError(f"{source}: key {key!r} must be at least 0, got {getattr(cfg, key)}")
     if cfg.eval_simulations < 0:
         raise ConfigError(f"{source}: key 'eval_simulations' must be at least 0")
+    if cfg.residual_blocks < 0:
+        raise ConfigError(f"{source}: key 'residual_blocks' must be at least 0")
+    if cfg.lr_final is not None and not 0 < cfg.lr_final <= cfg.lr:
+        raise ConfigError(f"{source}: key 'lr_final' must be in (0, lr], got {cfg.lr_final}")
     if not cfg.hidden or any(h < 1 for h in cfg.hidden):
         raise ConfigError(f"{source}: key 'hidden' must list positive widths, got {cfg.hidden}")
     if cfg.game not in ("kalaha", "hus"):

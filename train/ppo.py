@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from spieltisch.agents.arena.provenance import git_revision
 from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
-from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
+from spieltisch.agents.neural.policy import MASKED_LOGIT, PolicyArch, PolicyNet, sample_masked
 from spieltisch.envs import make_batch
 from spieltisch.envs._common.batch import BatchedGame
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, PPOConfig, config_to_dict
@@ -101,6 +101,7 @@ def make_arch(cfg: PPOConfig, games: BatchedGame) -> PolicyArch:
         num_actions=games.num_actions,
         hidden=tuple(cfg.hidden),
         observation_scale=games.observation_scale,
+        residual_blocks=getattr(cfg, "residual_blocks", 0),  # AlphaZero's configs have them
     )
 
 
@@ -307,6 +308,11 @@ def play_iteration(
 Chooser = Callable[[BatchedGame, np.ndarray, np.ndarray, np.ndarray, np.random.Generator], Any]
 
 
+#: random opening moves of every evaluation game: Kalaha and Hus have no chance, so two
+#: deterministic players (the greedy network, an alpha-beta search) would repeat a few games
+OPENING_PLIES = {"kalaha": 2, "hus": 2}
+
+
 def evaluate_against(
     cfg: Any,
     net: PolicyNet,
@@ -316,7 +322,8 @@ def evaluate_against(
     choose: Chooser | None = None,
 ) -> dict[str, float]:
     """The greedy policy (or ``choose``, e.g. a search) against ``opponent`` on the batched
-    engine, in every seat in turn (``num_games`` rounded to a multiple of the seats);
+    engine, in every seat in turn (``num_games`` rounded to a multiple of the seats), each game
+    of Kalaha and Hus after :data:`OPENING_PLIES` uniformly random moves;
     win/draw/loss rates, the score (wins + draws / 2) and the mean reward of the policy.
     ``cfg`` is any trainer config with ``game``, ``game_options`` and ``max_turns``."""
     rng = np.random.default_rng(seed)
@@ -327,6 +334,9 @@ def evaluate_against(
     per_seat = max(1, num_games // players)
     games = make_games(cfg.game, options, per_seat * players)
     games.reset(seed=rng)
+    for _ in range(OPENING_PLIES.get(cfg.game, 0)):  # distinct games without chance
+        _, mask = games.observe()
+        games.step(sample_masked(np.where(mask != 0, 0.0, MASKED_LOGIT), rng))
     seat = np.arange(games.num_games) % players
     for _ in range(cfg.max_turns):
         terminal = games.terminal
@@ -501,7 +511,8 @@ class PPOTrainer(Trainer):
     1-5 of the module docstring), the progress units are learner steps.
 
     ``collect(net, state)``, if given, plays each iteration's games instead of
-    :func:`play_iteration` here (the Ray rollout workers of :mod:`spieltisch.train.ray_ppo`)."""
+    :func:`play_iteration` here (the Ray rollout workers of
+    :mod:`spieltisch.train.ray_rollouts`)."""
 
     unit = "step"
     bar_smoothing = 0.1

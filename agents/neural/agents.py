@@ -16,6 +16,7 @@ positions (endgames, forced lines). HiLo (hidden cards): ``pretrained:hilo:searc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +40,30 @@ def pretrained_name(game: str, game_options: dict[str, Any] | None = None) -> st
     return game
 
 
-def pretrained_path(game: str, game_options: dict[str, Any] | None = None) -> Path:
-    """The shipped checkpoint of ``game`` (weights path); raises if there is none."""
+def pretrained_path(
+    game: str, game_options: dict[str, Any] | None = None, algo: str | None = None
+) -> Path:
+    """The shipped checkpoint of ``game`` (weights path); raises if there is none. ``algo``
+    (``pretrained:kalaha:algo=ppo``): the one trained by that algorithm, which is the default
+    file ``<name>`` if that was trained so, else ``<name>_<algo>`` (where a newer algorithm's
+    agent took the default name, the older one stays reachable)."""
     name = pretrained_name(game, game_options)
     path = PRETRAINED_DIR / f"{name}.safetensors"
+    if algo is not None and _shipped_algorithm(path) != algo:
+        path = PRETRAINED_DIR / f"{name}_{algo}.safetensors"
+        name = f"{name}_{algo}"
     if not path.exists():
         shipped = sorted(p.stem for p in PRETRAINED_DIR.glob("*.safetensors"))
         raise ValueError(f"no pretrained agent {name!r} for {game}; shipped: {shipped}")
     return path
+
+
+def _shipped_algorithm(path: Path) -> str | None:
+    """The training algorithm recorded beside a shipped checkpoint (None if not shipped)."""
+    sidecar = path.with_suffix(".json")
+    if not sidecar.exists():
+        return None
+    return json.loads(sidecar.read_text()).get("algorithm")
 
 
 def _check_options(ckpt_options: dict[str, Any], options: dict[str, Any], where: str) -> None:
@@ -81,8 +98,9 @@ def make_prefixed_agent(
 
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
-    # ply, keep: TD value nets; weight: HiLo search (agents/hilo/search.py); sims: Gumbel search
-    known = {"search", "leaves", "ply", "keep", "weight", "sims"}
+    # ply, keep: TD value nets; weight: HiLo search (agents/hilo/search.py); sims: Gumbel search;
+    # algo: which shipped agent (pretrained: only)
+    known = {"search", "leaves", "ply", "keep", "weight", "sims", "algo"}
     unknown = set(params) - known
     if unknown:
         raise ValueError(
@@ -91,8 +109,11 @@ def make_prefixed_agent(
     if prefix == "pretrained":
         if value and value != game:
             raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
-        path, root = pretrained_path(game, game_options), PRETRAINED_DIR
+        path = pretrained_path(game, game_options, params.pop("algo", None))
+        root = PRETRAINED_DIR
     elif prefix == "checkpoint":
+        if "algo" in params:
+            raise ValueError("checkpoint:<path>: 'algo' picks a shipped agent (pretrained: only)")
         if not value:
             raise ValueError("checkpoint:<path> needs a path")
         path, root = Path(value), checkpoint_root

@@ -562,10 +562,11 @@ class GumbelSearchAgent(Agent):
         if game == "hilo":
             raise ValueError("sims=N searches the real state: HiLo hides cards (use search=N)")
         self.sims = sims
+        self.net = net.eval()
         self.name = f"gumbel_search:sims={sims}"
         self.batch = make_batch(game, 1, **game_options)
         self.search = GumbelSearch(SearchConfig(num_simulations=sims, gumbel_scale=0.0))
-        self.evaluate = policy_evaluator(net.eval(), self.batch.num_players)
+        self.evaluate = policy_evaluator(self.net, self.batch.num_players)
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         legal = legal_actions_of(observation)

@@ -29,6 +29,8 @@ class PolicyArch:
     num_actions: int
     hidden: tuple[int, ...] = (128, 128)
     observation_scale: float = 1.0
+    #: residual blocks after the trunk (x -> tanh(x + W2 tanh(W1 x)), width hidden[-1]); 0: none
+    residual_blocks: int = 0
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -40,7 +42,8 @@ class PolicyArch:
         """The record of :meth:`to_json`; raises ValueError naming a missing, unknown or bad
         field (sizes must be positive integers, the scale a positive finite number)."""
         known = {"observation_size", "num_actions", "hidden", "observation_scale"}
-        unknown = set(d) - known
+        optional = {"residual_blocks"}  # absent in checkpoints written before it existed
+        unknown = set(d) - known - optional
         if unknown:
             raise ValueError(f"unknown architecture fields {sorted(unknown)}")
         missing = known - set(d)
@@ -60,7 +63,10 @@ class PolicyArch:
         scale = d["observation_scale"]
         if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < np.inf:
             raise ValueError(f"observation_scale must be a positive finite number, got {scale!r}")
-        return cls(d["observation_size"], d["num_actions"], tuple(hidden), float(scale))
+        blocks = d.get("residual_blocks", 0)
+        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 0:
+            raise ValueError(f"residual_blocks must be a whole number >= 0, got {blocks!r}")
+        return cls(d["observation_size"], d["num_actions"], tuple(hidden), float(scale), blocks)
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -68,8 +74,20 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT))
 
 
+class ResidualBlock(nn.Module):
+    """``x + W2 tanh(W1 x)``: depth without the vanishing signal of a deep plain MLP."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.inner = nn.Sequential(nn.Linear(width, width), nn.Tanh(), nn.Linear(width, width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x + self.inner(x))
+
+
 class PolicyNet(nn.Module):
-    """An MLP trunk with a policy head (logits) and a value head (tanh, rewards are in [-1, 1])."""
+    """An MLP trunk (optionally followed by residual blocks) with a policy head (logits) and a
+    value head (tanh, rewards are in [-1, 1])."""
 
     def __init__(self, arch: PolicyArch) -> None:
         super().__init__()
@@ -79,6 +97,7 @@ class PolicyNet(nn.Module):
         for h in arch.hidden:
             layers += [nn.Linear(width, h), nn.Tanh()]
             width = h
+        layers += [ResidualBlock(width) for _ in range(arch.residual_blocks)]
         self.trunk = nn.Sequential(*layers)
         self.policy_head = nn.Linear(width, arch.num_actions)
         self.value_head = nn.Linear(width, 1)

@@ -57,8 +57,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         const="local",
         default=None,
         metavar="ADDRESS",
-        help="PPO only: play the games on Ray rollout workers; without ADDRESS a local Ray "
-        "instance, else a running cluster (HOST:6379 or 'auto'); see docs/scaling.md",
+        help="PPO and AlphaZero: play the games on Ray rollout workers; without ADDRESS a "
+        "local Ray instance, else a running cluster (HOST:6379 or 'auto'); see docs/scaling.md",
     )
     p.add_argument(
         "--workers",
@@ -86,12 +86,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         from spieltisch.train.ppo import train
     if args.ray is not None:
-        if cfg.algorithm != "ppo":
-            print("spieltisch train: --ray supports algorithm ppo only", file=sys.stderr)
+        if cfg.algorithm not in ("ppo", "alphazero"):
+            print(
+                "spieltisch train: --ray supports algorithms ppo and alphazero only",
+                file=sys.stderr,
+            )
             return 2
         from functools import partial
 
-        from spieltisch.train.ray_ppo import train_on_ray
+        from spieltisch.train.ray_rollouts import train_on_ray
 
         train = partial(train_on_ray, address=args.ray, num_workers=args.workers)
 

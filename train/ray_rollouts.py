@@ -1,19 +1,23 @@
-"""Distributed self-play PPO on Ray: rollout workers as Ray actors, the learner in the driver.
+"""Distributed self-play on Ray: rollout workers as Ray actors, the learner in the driver.
 
-``spieltisch train configs/kalaha_ppo.yaml --ray`` (a local Ray instance) or ``--ray
-HOST:6379`` (a running cluster, see ``docs/scaling.md``). The training loop is
-:func:`spieltisch.train.ppo.train` itself; only where an iteration's games are played changes:
+``spieltisch train CONFIG --ray`` (a local Ray instance) or ``--ray HOST:6379`` (a running
+cluster, see ``docs/scaling.md``), for ``algorithm: ppo`` and ``algorithm: alphazero``. The
+training loop is the trainer's own (:func:`spieltisch.train.ppo.train`,
+:func:`spieltisch.train.alphazero.train`); only where an iteration's games are played changes,
+through the trainer's ``collect`` hook:
 
 1. **Broadcast.** The learner puts the current weights into Ray's object store once per
-   iteration (and the opponent pool whenever it changed); every worker reads the same object.
+   iteration (PPO: and the opponent pool whenever it changed); every worker reads the same
+   object.
 2. **Rollouts.** The iteration's ``num_games`` games are split over the ``W`` workers (shares
-   differ by at most one game). Worker ``i`` plays its share to the end on the batched engine
-   with those weights against the pool, exactly as :func:`~spieltisch.train.ppo.play_iteration`
-   does on one machine (the same function), with a generator seeded by a number the learner
-   drew from the run's generator, and returns the learner's decisions with their advantages.
-3. **Learning.** The learner concatenates the W rollouts and runs the unchanged PPO update,
-   pool, evaluation and checkpoint code; checkpoints have the single-machine format and
-   metadata, and ``--resume`` works the same (also from a single-machine run and back).
+   differ by at most one game). Worker ``i`` plays its share to the end on the batched engine,
+   exactly as the single-machine trainer does (the same function: PPO's
+   :func:`~spieltisch.train.ppo.play_iteration`, AlphaZero's
+   :func:`~spieltisch.train.alphazero.self_play` with the search), with a generator seeded by
+   a number the learner drew from the run's generator, and returns its experience.
+3. **Learning.** The learner concatenates the W parts and runs the unchanged update,
+   evaluation and checkpoint code; checkpoints have the single-machine format and metadata,
+   and ``--resume`` works the same (also from a single-machine run and back).
 
 **Worker failure.** A worker task that fails because its actor died (process killed, node
 lost) is resubmitted to a fresh actor with the *same* seed, weights and pool, so it returns
@@ -33,13 +37,15 @@ from typing import Any
 
 import numpy as np
 import torch
+from spieltisch.agents.neural.gumbel_search import GumbelSearch, policy_evaluator
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
-from spieltisch.train.config import PPOConfig
+from spieltisch.train.alphazero import merge_self_play, search_config, self_play
+from spieltisch.train.config import AlphaZeroConfig, PPOConfig, RunConfig
 from spieltisch.train.ppo import Rollout, TrainerState, make_games, play_iteration, pool_opponents
 
 
 class RolloutWorker:
-    """Plays a share of an iteration's games (a Ray actor; also usable in-process)."""
+    """Plays a share of a PPO iteration's games (a Ray actor; also usable in-process)."""
 
     def __init__(self, cfg: PPOConfig, arch: dict[str, Any], num_games: int) -> None:
         torch.set_num_threads(cfg.torch_threads)
@@ -64,9 +70,9 @@ class RolloutWorker:
     def play(
         self,
         weights: dict[str, torch.Tensor],
+        seed: int,
         pool_version: int,
         pool: list[dict[str, torch.Tensor] | None],
-        seed: int,
     ) -> tuple[Rollout, float]:
         """The rollout of this worker's games; (rollout, seconds spent playing)."""
         t0 = time.perf_counter()
@@ -79,6 +85,33 @@ class RolloutWorker:
             baseline.reseed(rng)
         rollout = play_iteration(self.cfg, self.games, self.net, self.opponents, rng)
         return rollout, time.perf_counter() - t0
+
+
+class SelfPlayWorker:
+    """Plays a share of a Gumbel AlphaZero iteration's games with the search (a Ray actor; also
+    usable in-process)."""
+
+    def __init__(self, cfg: AlphaZeroConfig, arch: dict[str, Any], num_games: int) -> None:
+        torch.set_num_threads(cfg.torch_threads)
+        self.cfg = cfg
+        self.games = make_games(cfg.game, cfg.game_options, num_games)
+        self.net = PolicyNet(PolicyArch.from_json(arch))
+        self.net.eval()
+        self.search = GumbelSearch(search_config(cfg, cfg.num_simulations, cfg.gumbel_scale))
+        self.evaluate = policy_evaluator(self.net, self.games.num_players, "cpu")
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def play(
+        self, weights: dict[str, torch.Tensor], seed: int
+    ) -> tuple[tuple[dict[str, np.ndarray], dict[str, float]], float]:
+        """(the positions with their targets and the statistics, seconds spent playing)"""
+        t0 = time.perf_counter()
+        self.net.load_state_dict(weights)
+        rng = np.random.default_rng(seed)
+        part = self_play(self.cfg, self.games, self.search, self.evaluate, rng)
+        return part, time.perf_counter() - t0
 
 
 def split_games(num_games: int, workers: int) -> list[int]:
@@ -114,7 +147,8 @@ def merge_rollouts(parts: list[Rollout]) -> Rollout:
 
 
 class RayCollector:
-    """Plays each iteration's games on Ray actors (the ``collect`` hook of ``ppo.train``).
+    """Plays each iteration's games on Ray actors: the ``collect(net, state)`` hook of the PPO
+    and AlphaZero trainers (which part is which: :meth:`shared_args` and :meth:`merge`).
 
     ``on_submit(iteration, collector)`` is called once the tasks of an iteration are in flight
     (tests use it to kill a worker process, ``collector.pids[i]``, mid-run).
@@ -122,7 +156,7 @@ class RayCollector:
 
     def __init__(
         self,
-        cfg: PPOConfig,
+        cfg: RunConfig,
         num_workers: int,
         cpus_per_worker: float = 1.0,
         max_worker_failures: int = 20,
@@ -134,7 +168,8 @@ class RayCollector:
         self.ray = ray
         self.cfg = cfg
         self.shares = split_games(cfg.num_games, num_workers)
-        self.actor_cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(RolloutWorker)
+        worker_cls = SelfPlayWorker if cfg.algorithm == "alphazero" else RolloutWorker
+        self.actor_cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(worker_cls)
         self.workers: list[Any] = []
         #: process id of each worker (tests kill them)
         self.pids: list[int] = []
@@ -147,6 +182,24 @@ class RayCollector:
         self._pool_version = 0
         self.play_seconds: list[float] = []
 
+    def shared_args(self, state: Any) -> tuple[Any, ...]:
+        """What every worker gets besides the weights and its seed: PPO's opponent pool (put
+        into the object store only when ``ppo.train`` replaced the list); nothing for
+        AlphaZero, whose self-play games are all searched by the current network."""
+        if self.cfg.algorithm == "alphazero":
+            return ()
+        if state.pool is not self._pool_obj:
+            self._pool_obj = state.pool
+            self._pool_ref = self.ray.put(list(state.pool))
+            self._pool_version += 1
+        return (self._pool_version, self._pool_ref)
+
+    def merge(self, parts: list[Any]) -> Any:
+        """The workers' parts as the trainer's local play would have returned them."""
+        if self.cfg.algorithm == "alphazero":
+            return merge_self_play(parts)
+        return merge_rollouts(parts)
+
     def _new_worker(self, i: int, arch: dict[str, Any]) -> Any:
         worker = self.actor_cls.remote(self.cfg, arch, self.shares[i])
         if i < len(self.workers):
@@ -155,7 +208,7 @@ class RayCollector:
             self.workers.append(worker)
         return worker
 
-    def __call__(self, net: PolicyNet, state: TrainerState) -> Rollout:
+    def __call__(self, net: PolicyNet, state: TrainerState | Any) -> Any:
         ray = self.ray
         arch = net.arch.to_json()
         if not self.workers:
@@ -164,22 +217,17 @@ class RayCollector:
             self.pids = [0] * len(self.workers)
             for i in range(len(self.workers)):
                 self._started(i, arch)
-        if state.pool is not self._pool_obj:  # ppo.train replaces the list when it changes
-            self._pool_obj = state.pool
-            self._pool_ref = ray.put(list(state.pool))
-            self._pool_version += 1
-        weights = ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
+        shared = self.shared_args(state)
+        weights = ray.put({k: v.detach().cpu().clone() for k, v in net.state_dict().items()})
         seeds = [int(s) for s in state.rng.integers(0, 2**63, size=len(self.workers))]
 
         def submit(i: int) -> Any:
-            return self.workers[i].play.remote(
-                weights, self._pool_version, self._pool_ref, seeds[i]
-            )
+            return self.workers[i].play.remote(weights, seeds[i], *shared)
 
         pending = {submit(i): i for i in range(len(self.workers))}
         if self.on_submit is not None:
             self.on_submit(state.iteration, self)
-        results: dict[int, tuple[Rollout, float]] = {}
+        results: dict[int, tuple[Any, float]] = {}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             i = pending.pop(done[0])
@@ -191,7 +239,7 @@ class RayCollector:
                 self._started(i, arch)
                 pending[submit(i)] = i  # same seed, weights and pool: the same games
         self.play_seconds = [results[i][1] for i in range(len(self.workers))]
-        return merge_rollouts([results[i][0] for i in range(len(self.workers))])
+        return self.merge([results[i][0] for i in range(len(self.workers))])
 
     def _failed(self, i: int, err: Exception) -> None:
         self.failures += 1
@@ -239,7 +287,7 @@ def default_workers() -> int:
 
 
 def train_on_ray(
-    cfg: PPOConfig,
+    cfg: PPOConfig | AlphaZeroConfig,
     resume: bool = False,
     address: str | None = None,
     num_workers: int | None = None,
@@ -249,9 +297,16 @@ def train_on_ray(
     log: Any = print,
     overwrite: bool = False,
 ) -> dict[str, Any]:
-    """:func:`spieltisch.train.ppo.train` with the games played by Ray rollout workers."""
+    """The config's trainer (PPO or Gumbel AlphaZero) with the games played by Ray rollout
+    workers."""
     import ray
-    from spieltisch.train.ppo import train
+
+    if cfg.algorithm == "alphazero":
+        from spieltisch.train.alphazero import train
+    elif cfg.algorithm == "ppo":
+        from spieltisch.train.ppo import train
+    else:
+        raise ValueError(f"--ray supports algorithms ppo and alphazero, not {cfg.algorithm!r}")
 
     started = init_ray(address, num_cpus)
     try:

@@ -1,0 +1,152 @@
+"""Record (and optionally ship) a Gumbel AlphaZero run's policy with its measured strength.
+
+    python release/ship_alphazero.py RUN_DIR \\
+        --strength benchmarks/results/alphazero_strength_kalaha_6x4.json \\
+        --command "spieltisch train configs/kalaha_6x4_alphazero.yaml" \\
+        --train-seconds-wall W --train-seconds-cpu C [--policy best] [--ship]
+
+Reads the run's ``best`` (or ``final``) policy and the results of
+``benchmarks/alphazero_strength.py`` for it, and writes
+``benchmarks/results/<name>_alphazero_train.json`` (``--results-dir``): the reproducing command,
+training wall and CPU seconds, the machine, the arena rows (raw network and with search) and the
+solver accuracy. ``--ship`` makes the policy ``pretrained:<game>`` in ``agents/pretrained/``: a
+shipped agent of another algorithm under that name moves to ``<name>_<algo>`` (reachable as
+``pretrained:<game>:algo=<algo>``, its recorded rows relabelled so), and the AlphaZero policy
+takes the name with its evaluation and reproducing commands in the metadata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def evaluation_rows(strength: dict[str, Any], game: str) -> dict[str, dict[str, Any]]:
+    """The strength benchmark's matches as shipped evaluation rows (``vs_<opponent>`` for the
+    raw network, ``sims<N>_vs_<opponent>`` with search), in the arena's field names."""
+    from spieltisch.agents.arena.stats import wilson
+
+    rows = {}
+    for match in strength["matches"]:
+        sims, games = match["sims"], match["games"]
+        win_low, win_high = wilson(match["wins"], games)
+        agent = f"pretrained:{game}" + (f":sims={sims}" if sims else "")
+        key = (f"sims{sims}_" if sims else "") + f"vs_{match['opponent']}"
+        rows[key] = {
+            "agent": agent,
+            "opponent": match["opponent"],
+            "games": games,
+            "wins": match["wins"],
+            "draws": match["draws"],
+            "losses": match["losses"],
+            "win_rate": match["wins"] / games,
+            "win_low": win_low,
+            "win_high": win_high,
+            "score": match["score"],
+            "score_low": match["score_low"],
+            "score_high": match["score_high"],
+            "seconds": round(match["seconds"], 1),
+        }
+    return rows
+
+
+def move_aside(pretrained: Path, name: str, game: str) -> None:
+    """Rename the shipped ``name`` of another algorithm to ``name_<algo>``, relabelling its
+    rows ``pretrained:<game>`` -> ``pretrained:<game>:algo=<algo>``."""
+    from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+
+    sidecar = pretrained / f"{name}.json"
+    if not sidecar.exists():
+        return
+    algo = json.loads(sidecar.read_text()).get("algorithm")
+    if algo in (None, "alphazero"):
+        return
+    old = load_checkpoint(pretrained / name, game, root=pretrained)
+    meta = {
+        k: v for k, v in old.meta.items() if k not in ("format", "format_version", "weights_sha256")
+    }
+    for row in (meta.get("evaluation") or {}).values():
+        if isinstance(row, dict) and isinstance(row.get("agent"), str):
+            base, _, params = row["agent"].partition(f"pretrained:{game}")
+            row["agent"] = f"{base}pretrained:{game}:algo={algo}" + (
+                params.replace(":", ",", 1) if params else ""
+            )
+    save_checkpoint(pretrained / f"{name}_{algo}", meta, old.tensors)
+    for suffix in (".json", ".safetensors"):
+        (pretrained / f"{name}{suffix}").unlink()
+    print(f"moved {name} ({algo}) to {name}_{algo}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--strength", type=Path, required=True, help="alphazero_strength JSON")
+    parser.add_argument("--command", required=True, help="the command that trained the run")
+    parser.add_argument("--train-seconds-wall", type=float, required=True)
+    parser.add_argument("--train-seconds-cpu", type=float, required=True)
+    parser.add_argument("--load-note", default="", help="the machine's load while training")
+    parser.add_argument("--policy", choices=("best", "final"), default="best")
+    parser.add_argument("--ship", action="store_true")
+    parser.add_argument("--results-dir", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained")
+    args = parser.parse_args(argv)
+
+    from spieltisch.agents.arena import machine_info
+    from spieltisch.agents.neural.agents import pretrained_name
+    from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+
+    ckpt = load_checkpoint(args.run_dir / args.policy)
+    game, options = ckpt.meta["game"], ckpt.meta["game_options"]
+    if ckpt.meta.get("algorithm") != "alphazero":
+        parser.error(f"{args.run_dir / args.policy} was not trained by algorithm alphazero")
+    strength = json.loads(args.strength.read_text())
+    name = pretrained_name(game, options)
+    evaluation = evaluation_rows(strength, game)
+    result = {
+        "run_dir": str(args.run_dir),
+        "policy": args.policy,
+        "command": args.command,
+        "train_seconds_wall": args.train_seconds_wall,
+        "train_seconds_cpu": args.train_seconds_cpu,
+        "load_note": args.load_note,
+        "cpu_count": os.cpu_count(),
+        "global_step": ckpt.meta["global_step"],
+        "training_metrics": ckpt.meta["metrics"],
+        "evaluation": evaluation,
+        "accuracy": strength.get("accuracy", []),
+        "strength_command": strength["command"],
+        "machine": machine_info(),
+    }
+    out = args.results_dir / f"{name}_alphazero_train.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(f"wrote {out}")
+    if args.ship:
+        move_aside(args.pretrained_dir, name, game)
+        meta = {
+            k: v
+            for k, v in ckpt.meta.items()
+            if k not in ("format", "format_version", "weights_sha256")
+        }
+        meta["evaluation"] = evaluation
+        meta["accuracy"] = result["accuracy"]
+        meta["reproduce"] = {
+            "train": args.command,
+            "policy": args.policy,
+            "train_seconds_wall": args.train_seconds_wall,
+            "train_seconds_cpu": args.train_seconds_cpu,
+            "evaluate": strength["command"],
+            "benchmark": f"python release/ship_alphazero.py RUN_DIR --strength {args.strength}",
+        }
+        save_checkpoint(args.pretrained_dir / name, meta, ckpt.tensors)
+        print(f"shipped {args.pretrained_dir / name}.safetensors")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
