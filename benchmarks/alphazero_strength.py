@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shlex
 import sys
 import time
 from typing import Any
@@ -219,11 +220,25 @@ def main() -> None:
         "tag": args.tag,
         "machine": machine_info(),
         "load_average": os.getloadavg(),
-        "command": "python benchmarks/alphazero_strength.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/alphazero_strength.py " + " ".join(reproducing_args()),
     }
     print(markdown(results))
     name = f"alphazero_strength_{args.board}" + (f"_{args.tag}" if args.tag else "")
     write_results(args, name, results, markdown(results))
+
+
+def reproducing_args() -> list[str]:
+    """This run's arguments without ``--results-dir DIR`` (where it wrote is not how)."""
+    args, out = sys.argv[1:], []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--results-dir":
+            skip = True
+        elif not arg.startswith("--results-dir="):
+            out.append(shlex.quote(arg))
+    return out
 
 
 def with_sims(agent: str, sims: int) -> str:

@@ -50,6 +50,10 @@ def evaluation_rows(strength: dict[str, Any], game: str) -> dict[str, dict[str, 
             "score": match["score"],
             "score_low": match["score_low"],
             "score_high": match["score_high"],
+            # +1 / 0 / -1 per game: 2 score - 1, its interval likewise
+            "mean_reward": 2 * match["score"] - 1,
+            "reward_low": 2 * match["score_low"] - 1,
+            "reward_high": 2 * match["score_high"] - 1,
             "seconds": round(match["seconds"], 1),
         }
     return rows

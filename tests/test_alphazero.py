@@ -89,7 +89,9 @@ def test_short_run_learns(tmp_path) -> None:
     )
     result = train(cfg)
     final = result["final_eval"]["vs_random"]
-    assert final["score"] >= 0.8, final
+    # measured 0.735 over 200 games that open with 2 random moves each (95% interval about
+    # +-0.06; without the openings, a few repeated games scored 0.875)
+    assert final["score"] >= 0.65, final
     untrained = config(tmp_path, "untrained", "total_positions=1", "final_eval_games=2")
     train(untrained)  # one iteration: a policy checkpoint with (nearly) initial weights
     game = KalahaGame(**SMALL)

@@ -67,9 +67,11 @@ class Checkpoint:
             raise CheckpointError(f"{self._where()}: bad architecture record: {err}") from err
         state = {k[6:]: v for k, v in self.tensors.items() if k.startswith("model.")}
         # Compare the shapes before building: the record alone must not size a network (a
-        # hidden layer of 10**9 units). A trunk layer has a weight and a bias, the heads two each.
+        # hidden layer of 10**9 units). A trunk layer has a weight and a bias, a residual block
+        # two layers, the heads two tensors each.
+        tensor_count = 2 * len(arch.hidden) + 4 * arch.residual_blocks + 4
         expected: dict[str, tuple[int, ...]] = {}
-        if len(state) == 2 * len(arch.hidden) + 4:
+        if len(state) == tensor_count:
             with torch.device("meta"):  # shapes only, no memory
                 expected = {k: tuple(v.shape) for k, v in PolicyNet(arch).state_dict().items()}
         found = {k: tuple(v.shape) for k, v in state.items()}
@@ -79,7 +81,7 @@ class Checkpoint:
             )
             raise CheckpointError(
                 f"{self._where()}: weights do not fit the recorded architecture {arch}: "
-                f"{len(found)} model tensors for {2 * len(arch.hidden) + 4}; missing, extra or "
+                f"{len(found)} model tensors for {tensor_count}; missing, extra or "
                 f"misshapen: {wrong[:6]}"
             )
         net = PolicyNet(arch)
