@@ -9,7 +9,10 @@ the score of the network's most likely move against an opponent, 200 games each 
 configs) and places each at the training CPU time it had used: the run's measured CPU seconds
 (``/usr/bin/time``, all processes of the run) times the share of its steps done by then (work
 per step is about constant within a run, so this is close; the evaluations' own time is spread
-in too). Writes ``docs/images/strength_cpu_<name>.png`` and the points to
+in too). ``--checkpoint LABEL PATH CPU_SECONDS`` (repeatable) instead evaluates a saved network
+here (``--games`` games with 2 random opening moves each, seats alternating, as the trainers'
+evaluations do) and places it at the given CPU seconds: for runs whose logged evaluations were
+made differently, or whose checkpoints are all that is left. Writes ``docs/images/strength_cpu_<name>.png`` and the points to
 ``benchmarks/results/strength_cpu_<name>.json`` (``--quick``: a smoke run on a tiny run made
 here, written only to ``--results-dir``).
 """
@@ -49,6 +52,21 @@ def read_curve(run_dir: Path, metric: str, cpu_seconds: float) -> list[dict[str,
     ]
 
 
+def evaluate_checkpoint(path: Path, metric: str, games: int, seed: int) -> dict[str, float]:
+    """The ``metric`` (``eval/score_vs_<opponent>``) of the network at ``path``, measured here
+    as the trainers measure it (:func:`spieltisch.train.ppo.evaluate_against`)."""
+    from types import SimpleNamespace
+
+    from spieltisch.agents.neural.checkpoint import load_checkpoint
+    from spieltisch.train.ppo import evaluate_against, make_opponent
+
+    ckpt = load_checkpoint(path)
+    cfg = SimpleNamespace(game=ckpt.game, game_options=ckpt.game_options, max_turns=1000)
+    opponent = make_opponent(metric.removeprefix("eval/score_vs_"), cfg)
+    result = evaluate_against(cfg, ckpt.policy(), opponent, games, seed)
+    return {"step": int(ckpt.meta["global_step"]), "value": result["score"], "games": games}
+
+
 def _final_step(run_dir: Path) -> int | None:
     """The steps of the finished run (its ``final`` policy), None if it has none."""
     meta = run_dir / "final.json"
@@ -70,7 +88,8 @@ def plot(curves: dict[str, list[dict[str, float]]], title: str, metric: str, pat
             markersize=3,
             label=label,
         )
-    ax.set_xlabel("training CPU minutes (2-core machine)")
+    ax.set_xscale("log")  # runs differ by orders of magnitude in budget
+    ax.set_xlabel("training CPU minutes (log scale; 2-core machine)")
     ax.set_ylabel(metric.removeprefix("eval/").replace("_", " "))
     ax.set_ylim(0, 1)
     ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
@@ -109,23 +128,37 @@ def main() -> None:
         default=[],
         metavar=("LABEL", "RUN_DIR", "CPU_SECONDS"),
     )
+    ap.add_argument(
+        "--checkpoint",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("LABEL", "PATH", "CPU_SECONDS"),
+    )
+    ap.add_argument("--games", type=int, default=400, help="--checkpoint: evaluation games")
+    ap.add_argument("--seed", type=int, default=9_000_000, help="--checkpoint: evaluation seed")
     ap.add_argument("--metric", default="eval/score_vs_alphabeta:depth=4")
     add_run_options(ap)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.quick:
-            args.curve = [["PPO (tiny)", str(tiny_run(Path(tmp))), "10"]]
-            args.metric = "eval/score_vs_random"
+            run = tiny_run(Path(tmp))
+            args.curve = [["PPO (tiny)", str(run), "10"]]
+            args.checkpoint = [["PPO (tiny, evaluated here)", str(run / "final"), "10"]]
+            args.metric, args.games = "eval/score_vs_random", 4
         curves = {
             label: read_curve(Path(run), args.metric, float(cpu)) for label, run, cpu in args.curve
         }
+        for label, path, cpu in args.checkpoint:
+            point = evaluate_checkpoint(Path(path), args.metric, args.games, args.seed)
+            curves.setdefault(label, []).append({"cpu_seconds": float(cpu), **point})
+    for points in curves.values():
+        points.sort(key=lambda p: p["cpu_seconds"])
     results: dict[str, Any] = {
         "title": args.title,
         "metric": args.metric,
-        "curves": {
-            label: {"run_dir": run, "cpu_seconds": float(cpu), "points": curves[label]}
-            for label, run, cpu in args.curve
-        },
+        "curves": curves,
+        "sources": {"runs": args.curve, "checkpoints": args.checkpoint},
         "command": "python benchmarks/plot_strength_cpu.py " + " ".join(sys.argv[1:]),
     }
     out = result_path(args, f"strength_cpu_{args.name}.json")
