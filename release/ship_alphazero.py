@@ -75,7 +75,11 @@ def move_aside(pretrained: Path, name: str, game: str) -> None:
         k: v for k, v in old.meta.items() if k not in ("format", "format_version", "weights_sha256")
     }
     for row in (meta.get("evaluation") or {}).values():
-        if isinstance(row, dict) and isinstance(row.get("agent"), str):
+        if (
+            isinstance(row, dict)
+            and isinstance(row.get("agent"), str)
+            and "algo=" not in row["agent"]
+        ):
             base, _, params = row["agent"].partition(f"pretrained:{game}")
             row["agent"] = f"{base}pretrained:{game}:algo={algo}" + (
                 params.replace(":", ",", 1) if params else ""
