@@ -51,7 +51,7 @@ from spieltisch.train.ppo import (
     make_opponent,
 )
 from spieltisch.train.run_files import load_training_checkpoint
-from spieltisch.train.run_loop import Evaluation, Trainer, run
+from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
@@ -240,7 +240,7 @@ class AlphaZeroState:
     best_score: float = -1.0
 
 
-class AlphaZeroTrainer(Trainer):
+class AlphaZeroTrainer(IterationTrainer):
     """Gumbel AlphaZero for :func:`spieltisch.train.run_loop.run`: a round is one iteration
     (steps 1-3 of the module docstring), the progress units are self-play positions."""
 
@@ -266,46 +266,11 @@ class AlphaZeroTrainer(Trainer):
 
     # --- where the run stands ---
     @property
-    def rounds(self) -> int:
-        return self.state.iteration
-
-    @property
-    def units(self) -> int:
-        return self.state.global_step
-
-    @property
     def total_units(self) -> int:
         return self.cfg.total_positions
 
-    @property
-    def stop_after_rounds(self) -> int | None:
-        return self.cfg.stop_after_iterations
-
-    @property
-    def keep_best(self) -> bool:
-        return self.cfg.keep_best
-
-    @property
-    def metrics(self) -> dict[str, float]:
-        return self.state.metrics
-
-    @metrics.setter
-    def metrics(self, metrics: dict[str, float]) -> None:
-        self.state.metrics = metrics
-
-    @property
-    def best_score(self) -> float:
-        return self.state.best_score
-
-    @best_score.setter
-    def best_score(self, score: float) -> None:
-        self.state.best_score = score
-
     def position(self) -> str:
         return f"iteration {self.state.iteration}, position {self.state.global_step}"
-
-    def summary(self) -> dict[str, Any]:
-        return {"iteration": self.state.iteration, "global_step": self.state.global_step}
 
     @property
     def opponent_names(self) -> list[str]:

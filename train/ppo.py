@@ -58,7 +58,7 @@ from spieltisch.train.run_files import (
     latest_checkpoint,  # noqa: F401  (re-exported: tests find a run's checkpoint here)
     load_training_checkpoint,
 )
-from spieltisch.train.run_loop import Evaluation, Trainer, run
+from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
@@ -506,7 +506,7 @@ def evaluation_table(report: dict[str, Any], names: list[str], player: str) -> l
 # ----------------------------------------------------------------------------------------------
 # The trainer (driven by the run loop)
 # ----------------------------------------------------------------------------------------------
-class PPOTrainer(Trainer):
+class PPOTrainer(IterationTrainer):
     """Self-play PPO for :func:`spieltisch.train.run_loop.run`: a round is one iteration (steps
     1-5 of the module docstring), the progress units are learner steps.
 
@@ -541,46 +541,11 @@ class PPOTrainer(Trainer):
 
     # --- where the run stands (the state is what a checkpoint holds) ---
     @property
-    def rounds(self) -> int:
-        return self.state.iteration
-
-    @property
-    def units(self) -> int:
-        return self.state.global_step
-
-    @property
     def total_units(self) -> int:
         return self.cfg.total_steps
 
-    @property
-    def stop_after_rounds(self) -> int | None:
-        return self.cfg.stop_after_iterations
-
-    @property
-    def keep_best(self) -> bool:
-        return self.cfg.keep_best
-
-    @property
-    def metrics(self) -> dict[str, float]:
-        return self.state.metrics
-
-    @metrics.setter
-    def metrics(self, metrics: dict[str, float]) -> None:
-        self.state.metrics = metrics
-
-    @property
-    def best_score(self) -> float:
-        return self.state.best_score
-
-    @best_score.setter
-    def best_score(self, score: float) -> None:
-        self.state.best_score = score
-
     def position(self) -> str:
         return f"iteration {self.state.iteration}, step {self.state.global_step}"
-
-    def summary(self) -> dict[str, Any]:
-        return {"iteration": self.state.iteration, "global_step": self.state.global_step}
 
     # --- one iteration ---
     def step(self, max_rounds: int) -> dict[str, float]:

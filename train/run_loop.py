@@ -218,6 +218,54 @@ def open_logs(
     return writer, bar
 
 
+class StateTrainer(Trainer):
+    """A trainer whose progress lives in ``self.state`` (what its checkpoints hold): the run
+    loop's ``metrics`` and ``best_score`` are read from and written to it."""
+
+    state: Any
+
+    @property  # type: ignore[override]
+    def metrics(self) -> dict[str, float]:
+        return self.state.metrics
+
+    @metrics.setter
+    def metrics(self, metrics: dict[str, float]) -> None:
+        self.state.metrics = metrics
+
+    @property  # type: ignore[override]
+    def best_score(self) -> float:
+        return self.state.best_score
+
+    @best_score.setter
+    def best_score(self, score: float) -> None:
+        self.state.best_score = score
+
+
+class IterationTrainer(StateTrainer):
+    """A :class:`StateTrainer` whose rounds are iterations (``state.iteration``) and whose units
+    are ``state.global_step``, stopped early by ``cfg.stop_after_iterations`` and keeping its
+    best policy if ``cfg.keep_best`` (PPO, Gumbel AlphaZero)."""
+
+    @property
+    def rounds(self) -> int:
+        return self.state.iteration
+
+    @property
+    def units(self) -> int:
+        return self.state.global_step
+
+    @property
+    def stop_after_rounds(self) -> int | None:
+        return self.cfg.stop_after_iterations  # type: ignore[attr-defined]
+
+    @property
+    def keep_best(self) -> bool:
+        return self.cfg.keep_best  # type: ignore[attr-defined]
+
+    def summary(self) -> dict[str, Any]:
+        return {"iteration": self.state.iteration, "global_step": self.state.global_step}
+
+
 def rounds_to_boundary(trainer: Trainer, rounds_here: int) -> int:
     """Rounds the next step may take: up to the next checkpoint, evaluation or stop."""
     cfg = trainer.cfg

@@ -51,7 +51,7 @@ from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, TDConfig, config_to_dict
 from spieltisch.train.run_files import checkpoint_dir, load_training_checkpoint
-from spieltisch.train.run_loop import Evaluation, Trainer, run
+from spieltisch.train.run_loop import Evaluation, StateTrainer, run
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
@@ -359,7 +359,7 @@ def arena_eval(
 # ----------------------------------------------------------------------------------------------
 # The trainer (driven by the run loop)
 # ----------------------------------------------------------------------------------------------
-class TDTrainer(Trainer):
+class TDTrainer(StateTrainer):
     """TD(lambda) for :func:`spieltisch.train.run_loop.run`: a round and a progress unit are one
     game; a step plays up to ``chunk_games`` games in the compiled trainer. With ``resume`` the
     weights come from the run's checkpoint, so ``init_from`` is not read."""
@@ -412,14 +412,6 @@ class TDTrainer(Trainer):
     @property
     def stop_after_rounds(self) -> int | None:
         return self.cfg.stop_after_games
-
-    @property
-    def metrics(self) -> dict[str, float]:
-        return self.state.metrics
-
-    @metrics.setter
-    def metrics(self, metrics: dict[str, float]) -> None:
-        self.state.metrics = metrics
 
     def position(self) -> str:
         return f"game {self.state.games}"
