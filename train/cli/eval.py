@@ -28,6 +28,19 @@ def time_limit_argument(text: str) -> float | None:
     return seconds or None
 
 
+def add_first_move_time_limit_argument(p: argparse.ArgumentParser) -> None:
+    """``--first-move-time-limit`` (``spieltisch eval`` and ``play``): the limit of each agent's
+    first move, which may compile or load."""
+    p.add_argument(
+        "--first-move-time-limit",
+        type=time_limit_argument,
+        default=None,
+        metavar="SECONDS",
+        help="seconds for each agent's first move, which may compile or load (default "
+        f"{FIRST_MOVE_SECONDS:g}, or the move time limit if larger)",
+    )
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "eval",
@@ -88,14 +101,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "report counts each agent's forfeits. Games run in worker processes that are killed at "
         "the limit, so use at most one worker per core (docs/arena.md, 'Time limits and forfeits')",
     )
-    p.add_argument(
-        "--first-move-time-limit",
-        type=time_limit_argument,
-        default=None,
-        metavar="SECONDS",
-        help="seconds for each agent's first move, which may compile or load (default "
-        f"{FIRST_MOVE_SECONDS:g}, or the move time limit if larger)",
-    )
+    add_first_move_time_limit_argument(p)
     p.add_argument(
         "--fail-fast",
         action="store_true",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from spieltisch.agents.arena.match import FIRST_MOVE_SECONDS, MoveTimer, play_game
+from spieltisch.agents.arena.match import MoveTimer, play_game
 from spieltisch.agents.human import HumanQuit, move_label
 from spieltisch.agents.registry import human_view_options, make_agent
 from spieltisch.envs import GAMES, make
 from spieltisch.envs._common.options import add_option_argument, parse_options
-from spieltisch.train.cli.eval import time_limit_argument
+from spieltisch.train.cli.eval import add_first_move_time_limit_argument, time_limit_argument
 
 # The default move time limit of `spieltisch play` (seconds): generous, since a person watches;
 # it is there so that a hung agent cannot freeze the terminal (docs/arena.md, "Time limits").
@@ -52,14 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         f"{DEFAULT_PLAY_TIME_LIMIT:g}; 0: no limit; a person, 'human', has none); an agent over "
         "it, or one that raises or plays an illegal action, loses the game by forfeit",
     )
-    p.add_argument(
-        "--first-move-time-limit",
-        type=time_limit_argument,
-        default=None,
-        metavar="SECONDS",
-        help="seconds for each agent's first move, which may compile or load (default "
-        f"{FIRST_MOVE_SECONDS:g}, or the move time limit if larger)",
-    )
+    add_first_move_time_limit_argument(p)
     add_option_argument(p)
     p.add_argument("--quiet", action="store_true", help="print only the results, not the boards")
     return p
