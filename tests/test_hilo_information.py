@@ -104,6 +104,24 @@ def test_sampled_states_are_consistent_with_the_players_knowledge(n):
     assert differs > 100
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_sampling_cannot_tell_where_the_hidden_cards_really_are(n):
+    """With the same generator, two states a player cannot tell apart give that player the very
+    same sample: what the sampler returns (and so every search over samples) depends only on the
+    player's knowledge, not on the real hidden cards."""
+    game = HiLoGame(n)
+    rng = np.random.default_rng(70 + n)
+    changed = 0
+    for k, s in enumerate(random_states(game, 12, seed=30 + n)):
+        viewer = k % n
+        other = perturb_hidden(s, rng, with_hand=s.current_player != viewer)
+        changed += other.to_text() != s.to_text()
+        a = s.sample_consistent(viewer, k)
+        b = other.sample_consistent(viewer, k)
+        assert a.to_text() == b.to_text()
+    assert changed > 100
+
+
 def test_drawn_card_is_seen_by_the_drawer_only():
     game = HiLoGame(3)
     s = game.new_initial_state(4)

@@ -534,6 +534,10 @@ def resample_hidden(s, rng, cards, hand_hidden):
     values = np.empty(m, dtype=np.int32)
     for k in range(m):
         values[k] = s[positions[k]]
+    # Sorted first, so that the result depends only on what the player knows (which cards are
+    # unknown), never on where the unknown cards really lie: the same generator gives the same
+    # sample for every state the player cannot tell apart.
+    values.sort()
     for i in range(m - 1, 0, -1):
         j = _below(rng, i + 1)
         t = values[i]
@@ -541,6 +545,7 @@ def resample_hidden(s, rng, cards, hand_hidden):
         values[j] = t
     for k in range(m):
         s[positions[k]] = values[k]
+    s[OFF_DRAW : OFF_DRAW + s[H_DRAW_N]].sort()  # the pile's real order is unknown: as above
     _shuffle(s, OFF_DRAW, s[H_DRAW_N], rng)
     if hand_hidden:
         s[H_HAND] = _draw_top(s, cards)

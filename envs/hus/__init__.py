@@ -2,6 +2,6 @@
 (:mod:`.notation`), pictures (:mod:`.draw`), batched engine (:mod:`.batch`), PettingZoo env
 (:mod:`.env`)."""
 
-from spieltisch.envs.hus.engine import HusGame, HusState, MoveStats
+from spieltisch.envs.hus.engine import HusGame, HusState, MoveStats, SowingStep, SowingTrace
 
-__all__ = ["HusGame", "HusState", "MoveStats"]
+__all__ = ["HusGame", "HusState", "MoveStats", "SowingStep", "SowingTrace"]

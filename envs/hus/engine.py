@@ -4,13 +4,14 @@
 Rules as the project implements them: ``docs/rules/hus.md`` (from ``shared/spec/hus.md`` and the
 Philos manual). The rules themselves are the numba kernels of :mod:`.rules` (the board layout, in
 ring order, is described there): single games call :func:`~.rules.play_pit` directly, the batched
-engine in a compiled loop. Text notation and the diagram are in :mod:`.notation`.
+engine in a compiled loop; :meth:`HusState.sowing_trace` has the same kernel write a move step
+by step. Text notation and the diagram are in :mod:`.notation`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -31,12 +32,21 @@ from spieltisch.envs.hus.rules import (
     REPETITION_BIT,
     TERMINAL_BIT,
     TOTAL_STONES,
+    TRACE_BOARD,
+    TRACE_COLUMNS,
+    TRACE_HAND,
+    TRACE_KIND,
+    TRACE_KIND_NAMES,
+    TRACE_PIT,
     final_result,
     initial_board,
     legal_bits,
     play_pit,
     ring_of_action,
 )
+
+#: default number of steps :meth:`HusState.sowing_trace` records of one move
+DEFAULT_TRACE_STEPS = 10_000
 
 #: the env options that set the rules (:meth:`HusGame.from_options`)
 RULE_OPTIONS = ("max_sown",)
@@ -57,6 +67,60 @@ class MoveStats(NamedTuple):
         return self.ended_by != "empty pit"
 
 
+class SowingStep(NamedTuple):
+    """One step of a move (:meth:`HusState.sowing_trace`): stones taken into the mover's hand,
+    or one stone dropped from it."""
+
+    #: "pickup" (the played pit, the first step), "sow" (one stone into ``pit``), "capture"
+    #: (the landing pit ``pit`` and the opponent's two pits opposite it) or "relay" (``pit``)
+    kind: str
+    #: the mover's pit, numbered like actions (0..7 row 1, 8..15 row 2, columns from the mover's
+    #: left); the opponent's pits of a capture are the two opposite it
+    pit: int
+    #: stones in the mover's hand after the step
+    hand: int
+    #: the board after the step (32 counts, the layout of :attr:`HusState.board`)
+    board: np.ndarray
+
+    def sides(self) -> tuple[list[int], list[int]]:
+        """Both seats' pits after the step in action order (as :meth:`HusState.pits_by_action`)."""
+        return _pits_by_action(self.board, 0).tolist(), _pits_by_action(self.board, 1).tolist()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The step in plain Python types (for JSON): ``kind``, ``pit``, ``hand`` and ``sides``
+        (both seats' pits in action order, :meth:`sides`)."""
+        return {"kind": self.kind, "pit": self.pit, "hand": self.hand, "sides": self.sides()}
+
+
+@dataclass(frozen=True, eq=False)
+class SowingTrace(Sequence[SowingStep]):
+    """A move step by step (:meth:`HusState.sowing_trace`): the sequence of its steps
+    (:class:`SowingStep` objects) in order, a "pickup", then a "sow" per stone and a "capture" or
+    "relay" per landing in an occupied pit; with what else is known of the move."""
+
+    #: the steps; ``steps[-1].board`` is :attr:`board` unless ``truncated``
+    steps: tuple[SowingStep, ...]
+    #: the move has more steps than were asked for (``max_steps``): ``steps`` are its first ones
+    truncated: bool
+    #: what :meth:`HusState.apply` returns for the move
+    stats: MoveStats
+    #: the board after the whole move, the same as after :meth:`HusState.apply`
+    board: np.ndarray
+    #: the mover
+    player: int
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, index):  # an index or a slice, as for a tuple
+        return self.steps[index]
+
+
+def _pits_by_action(board: np.ndarray, player: int) -> np.ndarray:
+    side = board[16 * player : 16 * player + 16]
+    return np.concatenate([side[15:7:-1], side[0:8]])
+
+
 def unpack_stats(packed: int, sown: int, relays: int) -> MoveStats:
     """The statistics of a move from what :func:`~.rules.play_pit` returned."""
     if packed & REPETITION_BIT:
@@ -70,7 +134,9 @@ def unpack_stats(packed: int, sown: int, relays: int) -> MoveStats:
 
 @functools.cache
 def _compiled_play_pit() -> Callable:
-    return direct_entry(play_pit, np.zeros(32, BOARD_DTYPE), 0, 0, DEFAULT_MAX_SOWN)
+    """:func:`~.rules.play_pit` without a trace, called as ``(board, player, action, max_sown,
+    None)`` (the compiled entry point of one signature takes every argument)."""
+    return direct_entry(play_pit, np.zeros(32, BOARD_DTYPE), 0, 0, DEFAULT_MAX_SOWN, None)
 
 
 @dataclass(frozen=True)
@@ -145,8 +211,7 @@ class HusState(EngineState):
 
     def pits_by_action(self, player: int) -> np.ndarray:
         """``player``'s 16 pits in action order (row 1 columns 0..7, row 2 columns 0..7)."""
-        side = self.board[16 * player : 16 * player + 16]
-        return np.concatenate([side[15:7:-1], side[0:8]])
+        return _pits_by_action(self.board, player)
 
     def winner(self) -> int | None:
         """The winner once the game is over: the player who made the last move."""
@@ -178,12 +243,51 @@ class HusState(EngineState):
         if type(action) is not int or action < 0 or not (bits >> (MASK_SHIFT + action)) & 1:
             action = self._validated(action)
         game = self.game
-        packed, sown, relays = game._play(self.board, self.current_player, action, game.max_sown)
+        packed, sown, relays = game._play(
+            self.board, self.current_player, action, game.max_sown, None
+        )
         self.current_player = packed & 1
         self._bits = packed & ((1 << CAPTURES_SHIFT) - 1)
         self.move_number += 1
         self.last_move = unpack_stats(packed, sown, relays)
         return self.last_move
+
+    def sowing_trace(self, action: int, max_steps: int = DEFAULT_TRACE_STEPS) -> SowingTrace:
+        """The move ``action`` step by step, for showing it: every pick-up (the played pit, each
+        capture and relay) and every stone dropped, each with the board after it; the last
+        step's board is the board :meth:`apply` leaves. This state does not change.
+
+        The steps are written by the move kernel itself (:func:`~.rules.play_pit` with a trace),
+        so they are the rules' own. A move has ``1 + stones_sown + relay_steps + captures``
+        steps; one that ends by the sowing limit (``docs/rules/hus.md``, "Moves that would never
+        end") has more than ``max_sown`` (default 100,000), so at most ``max_steps`` steps are
+        recorded and ``truncated`` says when the move had more (its end board is still
+        :attr:`SowingTrace.board`). Illegal input raises as :meth:`apply` does.
+
+        E.g. at the start, ``sowing_trace(0)`` (row 1 column 0, 2 stones) has 3 steps:
+        ``pickup`` of pit 0 (hand 2), ``sow`` into pit 8 (row 2 column 0, hand 1), ``sow`` into
+        pit 9 (hand 0; it was empty, so the move ends).
+        """
+        action = self._validated(action)
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer):
+            raise TypeError(f"max_steps must be an integer, got {max_steps!r}")
+        if not 1 <= max_steps <= 10**6:
+            raise ValueError(f"max_steps must be between 1 and 10**6, got {max_steps}")
+        board = self.board.copy()
+        trace = np.zeros((int(max_steps), TRACE_COLUMNS), dtype=BOARD_DTYPE)
+        player = self.current_player
+        packed, sown, relays = play_pit(board, player, action, self.game.max_sown, trace)
+        stats = unpack_stats(packed, sown, relays)
+        length = 1 + stats.stones_sown + stats.relay_steps + stats.captures
+        rows = trace[: min(length, max_steps)]
+        boards = rows[:, TRACE_BOARD:].copy()  # each step's board is a row of this
+        steps = tuple(
+            SowingStep(TRACE_KIND_NAMES[kind], int(pit), int(hand), b)
+            for kind, pit, hand, b in zip(
+                rows[:, TRACE_KIND], rows[:, TRACE_PIT], rows[:, TRACE_HAND], boards, strict=True
+            )
+        )
+        return SowingTrace(steps, length > max_steps, stats, board, player)
 
     def _validated(self, action: object) -> int:
         action = check_action(action, NUM_ACTIONS)

@@ -16,6 +16,9 @@ The mover's inner pit at column ``c`` (ring ``c``) faces the opponent's inner pi
 
 The move kernel :func:`play_pit` is the only implementation of a move, :func:`observe` the only
 one of a seat's observation (``hus_v0``'s), :func:`final_result` the only one of who won.
+Given a ``trace`` array, :func:`play_pit` also writes the move step by step (every stone picked
+up or dropped, see "Sowing trace" in its docstring), which
+:meth:`~.engine.HusState.sowing_trace` reads.
 """
 
 from __future__ import annotations
@@ -39,11 +42,32 @@ LIMIT_BIT = 2 << END_SHIFT
 MASK_SHIFT = 4
 CAPTURES_SHIFT = 20  # 6 bits: a capture takes at least one of the opponent's 48 stones
 
+# Sowing trace (the optional ``trace`` of `play_pit`): one row per step of the move.
+#: step kinds (column `TRACE_KIND`); 0 marks a row that holds no step
+TRACE_PICKUP = 1  # the move's first pick-up from the played pit
+TRACE_SOW = 2  # one stone dropped from the hand into the next pit
+TRACE_CAPTURE = 3  # landing pit and the two opponent pits opposite taken into the hand
+TRACE_RELAY = 4  # landing pit taken into the hand (relay sowing)
+#: names of the step kinds, by kind number
+TRACE_KIND_NAMES = ("", "pickup", "sow", "capture", "relay")
+TRACE_KIND = 0  # column: the step's kind
+TRACE_PIT = 1  # column: the mover's pit of the step, numbered like actions (0..15)
+TRACE_HAND = 2  # column: stones in the mover's hand after the step
+TRACE_BOARD = 3  # columns 3..34: the whole board after the step (ring order, as `board`)
+TRACE_COLUMNS = TRACE_BOARD + 2 * PITS
+
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def ring_of_action(action: int) -> int:
     """Ring position of action ``action`` (row 1 columns 0..7, then row 2 columns 0..7)."""
     return 15 - action if action < 8 else action - 8
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def action_of_ring(ring: int) -> int:
+    """The action that names the mover's pit at ring position ``ring`` (the inverse of
+    :func:`ring_of_action`)."""
+    return ring + 8 if ring < 8 else 15 - ring
 
 
 @numba.njit(cache=True, nogil=True)
@@ -58,9 +82,24 @@ def legal_bits(board: np.ndarray, player: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def _pick_up_and_sow(board: np.ndarray, own: int, opp: int, pos: int) -> tuple[int, int, int]:
+def _trace_step(trace: np.ndarray, row: int, kind: int, ring: int, hand: int, board: np.ndarray):
+    """Write step ``row`` of a sowing trace (see :func:`play_pit`), unless the trace is full."""
+    if row < trace.shape[0]:
+        trace[row, TRACE_KIND] = kind
+        trace[row, TRACE_PIT] = action_of_ring(ring)
+        trace[row, TRACE_HAND] = hand
+        trace[row, TRACE_BOARD:] = board
+
+
+@numba.njit(cache=True, nogil=True)
+def _pick_up_and_sow(
+    board: np.ndarray, own: int, opp: int, pos: int, trace=None, row: int = 0
+) -> tuple[int, int, int]:
     """From a landing in the occupied pit ``pos``: take its stones (with a capture when the
-    rules allow one) and sow them on. Returns (new landing pit, stones sown, 1 if captured)."""
+    rules allow one) and sow them on. Returns (new landing pit, stones sown, 1 if captured).
+
+    With a ``trace`` (see :func:`play_pit`) the pick-up is written as step ``row`` and each stone
+    sown as the next one: ``1 + stones sown`` steps. ``trace=None`` compiles without them."""
     captured = 0
     if pos < 8 and board[opp + 7 - pos] > 0:
         # Capture: the landing pit plus the opponent's inner and outer pits opposite it.
@@ -72,10 +111,15 @@ def _pick_up_and_sow(board: np.ndarray, own: int, opp: int, pos: int) -> tuple[i
         stones = board[own + pos]  # relay sowing
     board[own + pos] = 0
     sown = stones
+    if trace is not None:
+        _trace_step(trace, row, TRACE_CAPTURE if captured else TRACE_RELAY, pos, stones, board)
     while stones > 0:
         pos = (pos + 1) & 15
         board[own + pos] += 1
         stones -= 1
+        if trace is not None:
+            row += 1
+            _trace_step(trace, row, TRACE_SOW, pos, stones, board)
     return pos, sown, captured
 
 
@@ -90,7 +134,9 @@ def _same_event(a: np.ndarray, pos_a: int, b: np.ndarray, pos_b: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True)
-def play_pit(board: np.ndarray, player: int, action: int, max_sown: int) -> tuple[int, int, int]:
+def play_pit(
+    board: np.ndarray, player: int, action: int, max_sown: int, trace=None
+) -> tuple[int, int, int]:
     """Play ``action`` (legality checked by the caller) for ``player`` in place.
 
     Returns ``(packed, stones_sown, relay_steps)``; ``packed`` holds bit 0 the next player,
@@ -104,6 +150,17 @@ def play_pit(board: np.ndarray, player: int, action: int, max_sown: int) -> tupl
     first. Repeats can come hundreds of millions of stones later, so rather than storing every
     event the kernel uses Brent's cycle detection (constant memory): phase 1 walks the events
     and finds the cycle length, phase 2 replays from the first event to find the first repeat.
+
+    Sowing trace. ``trace`` (optional) is an array of :data:`TRACE_COLUMNS` columns, zeros, of
+    the board's dtype; ``trace=None`` (the default, what the engines use) compiles a kernel
+    without any of the tracing code. Row ``i`` is step ``i`` of the move: its kind
+    (:data:`TRACE_PICKUP` first, then :data:`TRACE_SOW` per stone dropped, :data:`TRACE_CAPTURE`
+    or :data:`TRACE_RELAY` per landing in an occupied pit that is picked up), the mover's pit
+    (numbered like actions), the stones in hand after the step, and the whole board after it.
+    The move has ``1 + stones_sown + relay_steps + captures`` steps; the last one's board is the
+    board the move leaves. Steps beyond the trace's rows are not written (the move itself is
+    played to its end all the same); rows after the move's last step are left zero (phase 1
+    walks on past the end of a never-ending move, and the rows it wrote there are cleared).
     """
     own = 16 * player
     opp = 16 * (1 - player)
@@ -111,10 +168,17 @@ def play_pit(board: np.ndarray, player: int, action: int, max_sown: int) -> tupl
     stones = board[own + pos]
     board[own + pos] = 0
     sown = stones
+    row = 0  # trace rows written: the next step's row
+    if trace is not None:
+        _trace_step(trace, 0, TRACE_PICKUP, pos, stones, board)
+        row = 1
     while stones > 0:
         pos = (pos + 1) & 15
         board[own + pos] += 1
         stones -= 1
+        if trace is not None:
+            _trace_step(trace, row, TRACE_SOW, pos, stones, board)
+            row += 1
     relays = 0
     captures = 0
     ended_by = 0  # 0: empty pit, 1: repetition, 2: sowing limit
@@ -139,7 +203,11 @@ def play_pit(board: np.ndarray, player: int, action: int, max_sown: int) -> tupl
         # Phase 1. Once the limit event k is known, a repeat at an index <= k is certain to be
         # detected by index 3k + 2, so the walk can stop at 4k + 4.
         while limit_event < 0 or event < 4 * limit_event + 4:
-            pos, n, c = _pick_up_and_sow(board, own, opp, pos)
+            if trace is None:  # the engines' call, exactly as without tracing
+                pos, n, c = _pick_up_and_sow(board, own, opp, pos)
+            else:
+                pos, n, c = _pick_up_and_sow(board, own, opp, pos, trace, row)
+                row += 1 + n
             sown += n
             captures += c
             relays += 1 - c
@@ -191,6 +259,10 @@ def play_pit(board: np.ndarray, player: int, action: int, max_sown: int) -> tupl
         if ended_by == 2:
             board[:] = saved[2]
             sown, relays, captures = limit_sown, limit_relays, limit_captures
+        if trace is not None:
+            # Phase 1's walk is the move up to its end and, for a never-ending move, beyond.
+            for i in range(1 + sown + relays + captures, min(row, trace.shape[0])):
+                trace[i] = 0
 
     next_player = 1 - player
     mask = legal_bits(board, next_player)
