@@ -1,10 +1,11 @@
 """The package's layers: a lower layer never imports a higher one, not even inside a function.
 
 envs/ (games) < agents/ (players, arena) < train/ (trainers, command line). envs imports neither
-``spieltisch.agents`` nor ``spieltisch.train``; agents does not import ``spieltisch.train``; and
+``spieltisch.agents`` nor ``spieltisch.train``; agents does not import ``spieltisch.train``;
 nothing imports the command line ``spieltisch.train.cli`` except the command line itself (the
-entry point). Imports are read from the source with :mod:`ast`: top-level, inside functions,
-relative ones, and module names given to ``importlib.import_module`` as strings.
+entry point), nor the web server ``spieltisch.train.web`` except itself and the command line.
+Imports are read from the source with :mod:`ast`: top-level, inside functions, relative ones,
+and module names given to ``importlib.import_module`` as strings.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ FORBIDDEN = {
     "spieltisch.train": (),
 }
 CLI = "spieltisch.train.cli"
+#: the web server (``spieltisch serve``) sits beside the command line: only it and the command
+#: line import it (the trainers never do)
+WEB = "spieltisch.train.web"
 #: a string that names a module: ``spieltisch.agents.{game}.agents`` (a format) counts too
 MODULE_STRING = re.compile(r"spieltisch(\.[A-Za-z_{][\w{}]*)+")
 
@@ -87,6 +91,8 @@ def violations(path: Path) -> list[str]:
                 found.setdefault((line, higher), f"{layer} imports {name} (a higher layer)")
         if _within(name, CLI) and not _within(module, CLI):
             found.setdefault((line, CLI), f"imports the command line {name}")
+        if _within(name, WEB) and not (_within(module, WEB) or _within(module, CLI)):
+            found.setdefault((line, WEB), f"imports the web server {name}")
     return [f"{where}:{line}: {message}" for (line, _), message in sorted(found.items())]
 
 

@@ -17,6 +17,8 @@ COMMAND_MODULES = (
     "spieltisch.train.cli.train",
     "spieltisch.train.cli.eval",
     "spieltisch.train.cli.export",
+    "spieltisch.train.cli.rollout",
+    "spieltisch.train.cli.serve",
 )
 
 

@@ -1,0 +1,431 @@
+"""``spieltisch serve``'s API through Starlette's test client: whole games of all four games,
+every kind of bad input (a 4xx answer with a clear message that changes nothing), failing and
+slow agents, checkpoint paths, and HiLo's hidden cards, which no response may depend on."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx2")
+from spieltisch.agents.base import Agent
+from spieltisch.train.web.app import create_app
+from spieltisch.train.web.sessions import ServerSettings
+from starlette.testclient import TestClient
+from test_hilo_information import perturb_hidden
+
+
+@pytest.fixture(scope="module")
+def app():
+    return create_app(ServerSettings(move_time_limit=5.0, first_move_time_limit=60.0))
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return TestClient(app)
+
+
+def new_game(client, **body) -> dict:
+    r = client.post("/api/sessions", json=body)
+    assert r.status_code == 200, r.json()
+    return r.json()
+
+
+def play_out(client, view: dict, rng: np.random.Generator, limit: int = 5000) -> dict:
+    """Play the game to its end: random legal turns for people, agent turns for agents.
+    Backgammon turns are built checker by checker with /preview, as the page does."""
+    sid = view["id"]
+    for _ in range(limit):
+        if view["status"] != "playing":
+            return view
+        if not view["human_to_move"]:
+            r = client.post(f"/api/sessions/{sid}/agent")
+        else:
+            actions = [int(rng.choice([m["action"] for m in view["legal"]]))]
+            if view["game"] == "backgammon" and actions[0] <= 150:
+                preview = client.post(f"/api/sessions/{sid}/preview", json={"actions": actions})
+                while not preview.json()["complete"]:
+                    legal = [m["action"] for m in preview.json()["legal"]]
+                    actions.append(int(rng.choice(legal)))
+                    preview = client.post(f"/api/sessions/{sid}/preview", json={"actions": actions})
+                    assert preview.status_code == 200, preview.json()
+            r = client.post(f"/api/sessions/{sid}/turn", json={"actions": actions})
+        assert r.status_code == 200, r.json()
+        view = r.json()
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize(
+    ("game", "agents", "options"),
+    [
+        ("kalaha", ["human", "random"], {"pits": 4, "seeds": 3}),
+        ("kalaha", ["random", "human"], {"rules": "standard"}),
+        ("hus", ["human", "alphabeta:depth=1"], {}),
+        ("backgammon", ["human", "random"], {}),
+        ("backgammon", ["human", "random"], {"cube": True}),
+        ("hilo", ["human", "heuristic"], {}),
+        ("hilo", ["random", "human", "random", "random"], {"num_players": 4}),
+    ],
+)
+def test_whole_games_through_the_api(client, game, agents, options):
+    view = new_game(client, game=game, agents=agents, options=options, seed=11)
+    end = play_out(client, view, np.random.default_rng(3))
+    assert end["status"] in ("over", "truncated")
+    assert end["legal"] == [] and end["to_move"] is None
+    assert len(end["result"]) == len(agents)
+    record = client.get(f"/api/sessions/{view['id']}/record")
+    assert record.status_code == 200
+    assert "attachment" in record.headers["content-disposition"]
+    data = record.json()
+    assert data["moves"] == end["moves"] and data["result"] == end["result"]
+    if game != "hilo":  # the record replays: the same moves from the same seed, same result
+        from spieltisch.envs import make
+
+        env = make(game, **options)
+        env.reset(seed=data["seed"])
+        for move in data["moves"]:
+            assert env.unwrapped.state.current_player == move["seat"]
+            env.step(move["action"])
+        rewards = [env.rewards[a] for a in env.possible_agents]
+        assert rewards == pytest.approx(data["result"])
+
+
+def test_kalaha_record_and_position(client):
+    view = new_game(client, game="kalaha", agents=["human", "human"], options={"pits": 3,
+                    "seeds": 2}, position="0,0,1/5 2,0,0/4 0")  # fmt: skip
+    assert view["board"] == {"pits": 3, "rules": "goki", "sides": [[0, 0, 1], [2, 0, 0]],
+                             "stores": [5, 4]}  # fmt: skip
+    assert [m["action"] for m in view["legal"]] == [2]
+    r = client.post(f"/api/sessions/{view['id']}/turn", json={"actions": [2]})
+    # pit 2's one stone lands in the store: an extra turn, then seat 0 has no stones left
+    assert r.json()["moves"] == [{"seat": 0, "action": 2, "label": "2"}]
+
+
+BAD_NEW_GAMES = [
+    ({"game": "chess", "agents": []}, 404, "unknown game 'chess'"),
+    ({"game": "kalaha"}, 400, "needs a list of 2 agents"),
+    ({"game": "kalaha", "agents": ["random"]}, 400, "needs a list of 2 agents"),
+    ({"game": "kalaha", "agents": ["nobody", "random"]}, 400, "unknown agent 'nobody'"),
+    ({"game": "kalaha", "agents": ["alphabeta:depth=x=1", "random"]}, 400, "alphabeta"),
+    ({"game": "kalaha", "agents": ["alphabeta:colour=red", "random"]}, 400, "parameters"),
+    ({"game": "kalaha", "agents": [3, "random"]}, 400, "an agent is a name"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "options": {"pits": 99}}, 400, "pits"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "options": {"pits": True}}, 400, "pits"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "options": {"render_mode": "human"}}, 400,
+     "no option 'render_mode'"),
+    ({"game": "hilo", "agents": ["random"] * 2, "options": {"deck": "/etc/passwd"}}, 400,
+     "no option 'deck'"),
+    ({"game": "hilo", "agents": ["human", "human"]}, 400, "at most one person"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "seed": -1}, 400, "seed"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "seed": "1"}, 400, "seed"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "position": "1,2/0 x"}, 400, "position"),
+    ({"game": "backgammon", "agents": ["random"] * 2, "position": "notanid 0 roll"}, 400,
+     "position"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "colour": "red"}, 400, "unknown fields"),
+    ({"game": "kalaha", "agents": ["checkpoint:runs/x/final", "random"]}, 400,
+     "checkpoint: agents are off"),
+    ({"game": "kalaha", "agents": ["pretrained:hus", "random"]}, 400, "not for kalaha"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "status", "words"), BAD_NEW_GAMES)
+def test_bad_new_games_are_refused_clearly(app, client, body, status, words):
+    before = len(app.state.store)
+    r = client.post("/api/sessions", json=body)
+    assert r.status_code == status
+    assert words in r.json()["error"]
+    assert len(app.state.store) == before
+
+
+def test_malformed_requests(client):
+    assert client.post("/api/sessions", content=b"{nope").status_code == 400
+    assert "not JSON" in client.post("/api/sessions", content=b"{nope").json()["error"]
+    assert client.post("/api/sessions", content=b"[1, 2]").status_code == 400
+    assert client.post("/api/sessions", content=b"x" * 70000).status_code == 413
+    assert client.get("/api/sessions/nope").status_code == 404
+    assert client.post("/api/sessions/nope/agent").status_code == 404
+    assert client.get("/api/nothing").status_code == 404
+    assert client.put("/api/sessions").status_code == 405
+
+
+def test_bad_moves_change_nothing(client):
+    view = new_game(client, game="kalaha", agents=["human", "random"], options={"pits": 4},
+                    seed=1)  # fmt: skip
+    sid = view["id"]
+    bad = [
+        ({"actions": [7]}, 422, "illegal action 7"),
+        ({"actions": [0, 1]}, 400, "one action"),
+        ({"actions": []}, 400, "non-empty list"),
+        ({"actions": "0"}, 400, "non-empty list"),
+        ({"actions": [True]}, 400, "whole number"),
+        ({"actions": [1.5]}, 400, "whole number"),
+        ({"move": 1}, 400, "unknown fields"),
+    ]
+    for body, status, words in bad:
+        r = client.post(f"/api/sessions/{sid}/turn", json=body)
+        assert r.status_code == status, body
+        assert words in r.json()["error"], (body, r.json())
+        assert client.get(f"/api/sessions/{sid}").json() == view
+    r = client.post(f"/api/sessions/{sid}/agent")  # a person's turn: no agent to move
+    assert r.status_code == 409 and "a person" in r.json()["error"]
+    r = client.post(f"/api/sessions/{sid}/preview", json={"actions": [0]})
+    assert r.status_code == 400 and "backgammon" in r.json()["error"]
+    r = client.post(f"/api/sessions/{sid}/resign", json={"seat": 1})
+    assert r.status_code == 400 and "person" in r.json()["error"]
+    assert client.get(f"/api/sessions/{sid}").json() == view
+    r = client.post(f"/api/sessions/{sid}/resign", json={"seat": 0})
+    assert r.json()["status"] == "resigned" and r.json()["result"] == [-1.0, 1.0]
+    r = client.post(f"/api/sessions/{sid}/turn", json={"actions": [0]})
+    assert r.status_code == 409 and "over" in r.json()["error"]
+
+
+def test_backgammon_turns_must_use_the_whole_roll(client):
+    # seat 0 on roll with 3-1 from the starting position: 8/5 6/5 is one legal play
+    view = new_game(client, game="backgammon", agents=["human", "random"],
+                    position="4HPwATDgc/ABMA 0 31")  # fmt: skip
+    sid = view["id"]
+    assert view["board"]["dice"] == [3, 1]
+    moves = {(m["from"], m["to"]): m["action"] for m in view["legal"] if "from" in m}
+    first, second = moves[(8, 5)], moves[(6, 5)]
+    r = client.post(f"/api/sessions/{sid}/turn", json={"actions": [first]})
+    assert r.status_code == 422 and "not played out" in r.json()["error"]
+    preview = client.post(f"/api/sessions/{sid}/preview", json={"actions": [first]}).json()
+    assert preview["complete"] is False and preview["board"]["points"][4] == 1
+    assert second in [m["action"] for m in preview["legal"]]
+    assert client.get(f"/api/sessions/{sid}").json() == view  # previews change nothing
+    r = client.post(f"/api/sessions/{sid}/turn", json={"actions": [first, second, second]})
+    assert r.status_code == 400 and "after the turn ended" in r.json()["error"]
+    r = client.post(f"/api/sessions/{sid}/turn", json={"actions": [first, second]})
+    assert r.status_code == 200
+    assert r.json()["board"]["points"][4] == 2  # the 5 point made
+    assert [m["label"] for m in r.json()["moves"]] == ["8/5", "6/5"]
+
+
+class FailingAgent(Agent):
+    name = "failing"
+
+    def act(self, observation, state=None):
+        raise RuntimeError("out of ideas")
+
+
+class SlowAgent(Agent):
+    name = "slow"
+
+    def act(self, observation, state=None):
+        time.sleep(3.0)
+        return 0
+
+
+class IllegalAgent(Agent):
+    name = "illegal"
+
+    def act(self, observation, state=None):
+        return 99
+
+
+@pytest.mark.parametrize(
+    ("cls", "reason"),
+    [(FailingAgent, "raised RuntimeError: out of ideas"), (SlowAgent, "over the time limit"),
+     (IllegalAgent, "illegal action 99")],
+)  # fmt: skip
+def test_a_failing_agent_loses_its_game_not_the_server(cls, reason):
+    app = create_app(ServerSettings(move_time_limit=0.5, first_move_time_limit=0.5))
+    client = TestClient(app)
+    view = new_game(client, game="kalaha", agents=["random", "random"], seed=0)
+    session = app.state.store.get(view["id"])
+    session.agents[0] = cls()
+    r = client.post(f"/api/sessions/{view['id']}/agent")
+    assert r.status_code == 200
+    assert r.json()["status"] == "forfeit" and reason in r.json()["message"]
+    assert r.json()["result"] == [-1.0, 1.0]
+    other = new_game(client, game="kalaha", agents=["random", "random"], seed=0)
+    assert client.post(f"/api/sessions/{other['id']}/agent").status_code == 200
+
+
+def test_a_game_is_busy_while_its_agent_thinks(app, client):
+    view = new_game(client, game="kalaha", agents=["random", "random"], seed=0)
+    session = app.state.store.get(view["id"])
+    with session.lock:  # as while an agent thinks
+        r = client.post(f"/api/sessions/{view['id']}/agent")
+        assert r.status_code == 409 and "busy" in r.json()["error"]
+        other = new_game(client, game="kalaha", agents=["random", "random"], seed=0)
+        assert client.post(f"/api/sessions/{other['id']}/agent").status_code == 200
+
+
+def test_sessions_are_isolated(client):
+    a = new_game(client, game="kalaha", agents=["human", "random"], seed=5)
+    b = new_game(client, game="kalaha", agents=["human", "random"], seed=5)
+    assert a["id"] != b["id"]
+    client.post(f"/api/sessions/{a['id']}/turn", json={"actions": [0]})
+    assert client.get(f"/api/sessions/{b['id']}").json() == b
+    assert client.delete(f"/api/sessions/{a['id']}").status_code == 200
+    assert client.get(f"/api/sessions/{a['id']}").status_code == 404
+    assert client.get(f"/api/sessions/{b['id']}").json() == b
+
+
+def test_oldest_sessions_go_when_full():
+    client = TestClient(create_app(ServerSettings(max_sessions=3)))
+    ids = [new_game(client, game="hus", agents=["random", "random"])["id"] for _ in range(4)]
+    assert client.get(f"/api/sessions/{ids[0]}").status_code == 404
+    assert all(client.get(f"/api/sessions/{i}").status_code == 200 for i in ids[1:])
+
+
+def test_checkpoints_only_under_the_servers_folder(tmp_path):
+    from spieltisch.agents.neural.agents import pretrained_path
+
+    folder, outside = tmp_path / "served", tmp_path / "outside"
+    shipped = pretrained_path("kalaha", {"pits": 6, "seeds": 4}, None)
+    for where in (folder, outside):
+        where.mkdir()
+        for suffix in (".safetensors", ".json"):
+            (where / ("kalaha" + suffix)).write_bytes(shipped.with_suffix(suffix).read_bytes())
+    client = TestClient(create_app(ServerSettings(checkpoint_root=folder)))
+    view = new_game(client, game="kalaha", agents=["checkpoint:kalaha", "random"],
+                    options={"seeds": 4})  # fmt: skip
+    assert client.post(f"/api/sessions/{view['id']}/agent").status_code == 200
+    for path in (str(outside / "kalaha"), "../outside/kalaha", "/etc/passwd"):
+        r = client.post(
+            "/api/sessions",
+            json={
+                "game": "kalaha",
+                "options": {"seeds": 4},
+                "agents": [f"checkpoint:{path}", "random"],
+            },
+        )
+        assert r.status_code == 400, path  # fmt: skip
+        assert "checkpoint" in r.json()["error"]
+
+
+def test_games_lists_agents(client):
+    data = client.get("/api/games").json()
+    assert set(data["games"]) == {"kalaha", "hus", "hilo", "backgammon"}
+    assert "alphabeta" in data["games"]["kalaha"]["agents"]
+    assert data["games"]["hilo"]["options"]["num_players"] == [2, 3, 4]
+
+
+def test_page_is_served(client):
+    r = client.get("/")
+    assert r.status_code == 200 and "<html" in r.text.lower()
+
+
+# --- HiLo: nothing a person may not know ---------------------------------------------------------
+
+
+def _responses(client, app, sid: str, session) -> list:
+    """Every read-only answer the page can get now (view, record, analysis)."""
+    out = [client.get(f"/api/sessions/{sid}").json()]
+    record = client.get(f"/api/sessions/{sid}/record").json()
+    out.append(record)
+    if session.current_seat() == session.viewer:
+        saved = copy.deepcopy(session.side_rng.bit_generator.state)
+        r = client.post(f"/api/sessions/{sid}/analysis", json={"agent": "heuristic"})
+        session.side_rng.bit_generator.state = saved
+        out.append((r.status_code, r.json()))
+    return out
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_hilo_responses_do_not_depend_on_hidden_cards(app, client, players):
+    """At every turn of whole games, the answers are the same when every card the person cannot
+    see (face-down cards, the draw pile's order and unseen cards, another player's drawn card,
+    future chance) is changed."""
+    rng = np.random.default_rng(players)
+    changed = compared = 0
+    for game_seed in range(2):
+        agents = ["human"] + ["random"] * (players - 1)
+        view = new_game(client, game="hilo", agents=agents, seed=game_seed,
+                        options={"num_players": players})  # fmt: skip
+        sid = view["id"]
+        session = app.state.store.get(sid)
+        for _ in range(400):
+            if session.status != "playing":
+                break
+            real = session.raw.state
+            seen = _responses(client, app, sid, session)
+            hand_hidden = real.held_from == "draw" and real.current_player != 0
+            other = perturb_hidden(real, rng, with_hand=hand_hidden)
+            changed += other.to_text() != real.to_text()
+            session.raw.state = other
+            try:
+                assert _responses(client, app, sid, session) == seen
+            finally:
+                session.raw.state = real
+            compared += 1
+            text = json.dumps(seen)
+            public = _public_codes(seen[0])
+            for seat in range(players):  # no face-down card's face, unless shown elsewhere
+                for slot, up in enumerate(real.face_up(seat)):
+                    code = real.game.deck.card_faces[real.layout(seat)[slot]].code
+                    assert up or f'"{code}"' not in text or code in public
+            if session.current_seat() == 0:
+                legal = [m["action"] for m in seen[0]["legal"]]
+                client.post(f"/api/sessions/{sid}/turn", json={"actions": [int(rng.choice(legal))]})
+            else:
+                client.post(f"/api/sessions/{sid}/agent")
+    assert compared > 50 and changed > compared // 2
+
+
+def _public_codes(view: dict) -> set[str]:
+    """Card codes the view shows openly (a face-down card of the same face may share one)."""
+    board = view["board"]
+    codes = {c for row in board["layouts"] for c in row if c}
+    codes |= set(board["discard"]) | set(board["known_in_draw"])
+    if board["held"]:
+        codes.add(board["held"])
+    return codes
+
+
+def test_cli_serve_help_and_bad_arguments(tmp_path):
+    from spieltisch.train.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--help"])
+    assert exit_info.value.code == 0
+    assert main(["serve", "--checkpoint-dir", str(tmp_path / "missing")]) == 2
+    assert main(["serve", "--port", "70000"]) == 2
+
+
+def test_static_files_exist():
+    static = Path(__file__).resolve().parents[1] / "train" / "web" / "static"
+    assert (static / "index.html").is_file()
+
+
+def test_hus_sowing_steps(client):
+    view = new_game(client, game="hus", agents=["human", "random"], seed=2)
+    sid = view["id"]
+    r = client.post(f"/api/sessions/{sid}/turn", json={"actions": [0]})
+    after = r.json()["board"]["sides"]
+    steps = client.get(f"/api/sessions/{sid}/sowing/0").json()
+    assert steps["before"] == view["board"] and steps["move"]["action"] == 0
+    assert [s["kind"] for s in steps["steps"]] == ["pickup", "sow", "sow"]
+    assert steps["steps"][-1]["sides"] == after and not steps["truncated"]
+    assert client.get(f"/api/sessions/{sid}/sowing/5").status_code == 404
+    assert client.get(f"/api/sessions/{sid}/sowing/x").status_code == 400
+    kalaha = new_game(client, game="kalaha", agents=["random", "random"])
+    assert client.get(f"/api/sessions/{kalaha['id']}/sowing/0").status_code == 400
+
+
+def test_backgammon_record_in_gnubg_match_format(client):
+    from spieltisch.envs.backgammon.records import parse_mat
+
+    view = new_game(client, game="backgammon", agents=["random", "random"], seed=4)
+    end = play_out(client, view, np.random.default_rng(0))
+    r = client.get(f"/api/sessions/{view['id']}/record", params={"format": "mat"})
+    assert r.status_code == 200 and r.headers["content-disposition"].endswith('.mat"')
+    (game,) = parse_mat(r.text)
+    final, _ = game.replay()
+    assert final.is_terminal() and game.winner == end["result"].index(max(end["result"]))
+    assert client.get(f"/api/sessions/{view['id']}/record?format=pdf").status_code == 400
+    other = new_game(client, game="backgammon", agents=["random", "random"],
+                     position="4HPwATDgc/ABMA:cAkAAAAAAAAA")  # fmt: skip
+    assert other["to_move"] == 1  # the match ID's player on roll
+    r = client.get(f"/api/sessions/{other['id']}/record?format=mat")
+    assert r.status_code == 400 and "no .mat record" in r.json()["error"]
+    kalaha = new_game(client, game="kalaha", agents=["random", "random"])
+    assert client.get(f"/api/sessions/{kalaha['id']}/record?format=mat").status_code == 400

@@ -1,0 +1,96 @@
+"""``spieltisch serve``: play, watch and analyse the games in the browser."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from spieltisch.train.cli.eval import time_limit_argument
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "serve",
+        help="play, watch and analyse the games in the browser",
+        description=(
+            "Start a local web server with a page for every game: play agents, watch them play "
+            "each other, see what they think. Needs the web extra: pip install -e '.[web]'. "
+            "Example: spieltisch serve, then open the address it prints (docs/web.md)."
+        ),
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free one)")
+    p.add_argument(
+        "--checkpoint-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="allow checkpoint:PATH agents, PATH relative to DIR (default: none)",
+    )
+    p.add_argument(
+        "--move-time-limit",
+        type=time_limit_argument,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds an agent may take for a move before it loses the game "
+        "(default 10; 0: no limit)",
+    )
+    p.add_argument(
+        "--first-move-time-limit",
+        type=time_limit_argument,
+        default=120.0,
+        metavar="SECONDS",
+        help="seconds for an agent's first move in a game, which may compile code "
+        "or load a network (default 120)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=500,
+        help="games kept at once; the longest unused goes first (default 500)",
+    )
+    return p  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+        from spieltisch.train.web.app import create_app
+        from spieltisch.train.web.sessions import ServerSettings
+    except ImportError as err:
+        print(f"spieltisch serve needs the web extra ({err}): pip install -e '.[web]'",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    root = args.checkpoint_dir
+    if root is not None and not root.is_dir():
+        print(f"spieltisch serve: --checkpoint-dir {root} is not a folder", file=sys.stderr)
+        return 2
+    if not 0 <= args.port <= 65535 or args.max_sessions < 1:
+        print("spieltisch serve: --port must be 0..65535 and --max-sessions >= 1", file=sys.stderr)
+        return 2
+    settings = ServerSettings(
+        move_time_limit=args.move_time_limit,
+        first_move_time_limit=args.first_move_time_limit or args.move_time_limit,
+        checkpoint_root=None if root is None else root.resolve(),
+        max_sessions=args.max_sessions,
+    )
+    config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
+                            log_level="warning")  # fmt: skip
+    server = uvicorn.Server(config)
+    original_startup = server.startup
+
+    async def startup(sockets=None) -> None:  # print the address once the port is bound
+        await original_startup(sockets)
+        for sock in server.servers[0].sockets if server.servers else ():
+            host, port = sock.getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
+            print(f"spieltisch serve: open http://{shown}:{port}/  (Ctrl-C stops)", flush=True)
+
+    server.startup = startup
+    server.run()
+    return 0

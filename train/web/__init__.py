@@ -1,0 +1,1 @@
+"""``spieltisch serve``: the web server and page (see :mod:`.app`)."""
