@@ -12,6 +12,12 @@ results, machine). ``--ship`` copies the weights to ``agents/pretrained/backgamm
 evaluation and the reproducing commands in its metadata (``pretrained:backgammon``).
 Training time: the checkpoint's own record (``seconds``) unless ``--train-wall/--train-cpu``
 are given (for runs whose checkpoints predate that record).
+
+For another net than the shipped one (e.g. the evaluator with features,
+``configs/backgammon_td_features.yaml``): ``--out`` names its results file, ``--name`` the agent
+spec its recorded commands use, ``--target`` the target it is measured against, and
+``--baseline pretrained:backgammon`` also plays that agent on the same seeds (same dice) for a
+side-by-side comparison (``baseline`` in the results).
 """
 
 from __future__ import annotations
@@ -47,6 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         "(default: its games_total record)",
     )
     parser.add_argument("--note", default="")
+    parser.add_argument(
+        "--name", default="pretrained:backgammon", help="agent spec in the recorded commands"
+    )
+    parser.add_argument(
+        "--target", default="+0.35 points per game against pubeval over >= 5,000 games, "
+        "<= 3 h training",
+    )  # fmt: skip
+    parser.add_argument("--baseline", help="also evaluate this agent on the same seeds")
     parser.add_argument("--ship", action="store_true", help="copy to agents/pretrained")
     parser.add_argument(
         "--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained", help="for --ship"
@@ -78,16 +92,24 @@ def main(argv: list[str] | None = None) -> int:
             ),
         }
         args.pubeval_seeds = 0
-    for opponent, seeds in (("pubeval", args.pubeval_seeds), ("gnubg", args.gnubg_seeds)):
+    baseline: dict[str, dict] = {}
+    players = [(f"checkpoint:{path}", args.name, evaluation)]
+    if args.baseline:
+        players.append((args.baseline, args.baseline, baseline))
+    for (spec, name, results), (opponent, seeds) in (
+        (player, match)
+        for player in players
+        for match in (("pubeval", args.pubeval_seeds), ("gnubg", args.gnubg_seeds))
+    ):
         if seeds <= 0:
             continue
         t0 = time.perf_counter()
         report = evaluate(
-            "backgammon", [f"checkpoint:{path}", opponent], seeds=seeds, seed=args.seed,
+            "backgammon", [spec, opponent], seeds=seeds, seed=args.seed,
             workers=args.workers, progress=True,
         )  # fmt: skip
         p = report.pairs[0]
-        evaluation[f"vs_{opponent}"] = {
+        results[f"vs_{opponent}"] = {
             "opponent": opponent,
             "games": p.games,
             "ppg": p.mean_reward,
@@ -102,13 +124,14 @@ def main(argv: list[str] | None = None) -> int:
             "arena_seed": args.seed,
             "seconds": time.perf_counter() - t0,
             "command": (
-                f"spieltisch eval backgammon --agents pretrained:backgammon {opponent} "
+                f"spieltisch eval backgammon --agents {name} {opponent} "
                 f"--seeds {seeds} --seed {args.seed}"
             ),
         }
         print(
-            f"vs {opponent}: {p.mean_reward:+.3f} ppg [{p.reward_low:+.3f}, {p.reward_high:+.3f}]"
-            f", win rate {p.win_rate:.3f}, {p.games} games"
+            f"{name} vs {opponent}: {p.mean_reward:+.3f} ppg "
+            f"[{p.reward_low:+.3f}, {p.reward_high:+.3f}], win rate {p.win_rate:.3f}, "
+            f"{p.games} games"
         )
     stage_games = int(ckpt.meta.get("games", 0))
     total_games = int(ckpt.meta.get("games_total", stage_games))
@@ -128,10 +151,12 @@ def main(argv: list[str] | None = None) -> int:
         "config": ckpt.meta.get("config"),
         "git_revision_of_checkpoint": ckpt.meta.get("git_revision"),
         "evaluation": evaluation,
-        "target": "+0.35 points per game against pubeval over >= 5,000 games, <= 3 h training",
+        "target": args.target,
         "note": args.note,
         "machine": machine_info(),
     }
+    if baseline:
+        result["baseline"] = {"agent": args.baseline, "evaluation": baseline}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")

@@ -27,6 +27,7 @@ BENCHMARK_SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if not p.name
 #: optional modules (from the test extra) a script needs: open_spiel, gnubg-nn, ray, pygame
 NEEDS = {
     "arena_baselines.py": ["gnubg_nn"],
+    "arena_cube.py": ["gnubg_nn"],
     "arena_reference.py": ["gnubg_nn"],
     "bench_backgammon.py": ["gnubg_nn", "pyspiel"],
     "bench_hilo.py": ["pygame"],

@@ -181,7 +181,15 @@ class TDConfig(RunConfig):
 
     # --- network (agents/backgammon/td_value.py: 198 inputs, sigmoid hidden, 5 sigmoid outputs) ---
     hidden: int = 80
-    """hidden sigmoid units"""
+    """hidden sigmoid units (of the contact network when race_hidden > 0)"""
+    features: bool = False
+    """add the 17 hand-designed input features of agents/backgammon/td_features.py (blots and
+    shots, primes, home and anchor points, checkers back, escapes, pip difference) to the 198
+    raw inputs: 215 inputs, encoding 'tesauro198+features-v1'"""
+    race_hidden: int = 0
+    """hidden units of a separate network for race positions (no more contact possible), each
+    afterstate valued by the network of its class, both trained in the same TD run (0: one
+    network for every position, as the original TD-Gammon net)"""
     init_scale: float = 0.1
     """initial weights uniform in [-init_scale, init_scale] (biases 0)"""
     init_from: str | None = None
@@ -388,6 +396,10 @@ def _check_td_ranges(cfg: TDConfig, source: str) -> None:
         raise ConfigError(f"{source}: TD training needs game_options.cube off")
     if cfg.stop_after_games is not None and cfg.stop_after_games < 1:
         raise ConfigError(f"{source}: key 'stop_after_games' must be at least 1")
+    if cfg.race_hidden < 0:
+        raise ConfigError(
+            f"{source}: key 'race_hidden' must be 0 or positive, got {cfg.race_hidden}"
+        )
     _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
 
 

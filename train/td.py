@@ -2,7 +2,9 @@
 
 The learner is a value network over afterstates (:mod:`spieltisch.agents.backgammon.td_value`: 198
 inputs from the mover's view, ``hidden`` sigmoid units, 5 sigmoid outputs = the mover's
-win / gammon / backgammon probabilities). One game of training:
+win / gammon / backgammon probabilities; with ``features: true`` 17 hand-designed inputs more,
+and with ``race_hidden > 0`` a second network for race positions, each afterstate valued by the
+network of its class, see :func:`train_games_net`). One game of training:
 
 1. Start from the opening position; roll the dice from the run's generator (the engine's chance
    kernels, :mod:`spieltisch.envs.backgammon.rules`).
@@ -146,12 +148,31 @@ def _add_gradient(W2, x, nz, n_nz, h, y, eW1, eb1, eW2, eb2, active):
 def train_games(
     W1, b1, W2, b2, initial, n_games, first_game, lr0, lr1, decay_games, lam, rng, ws, stats
 ):
+    """:func:`train_games_net` for a net without a race network."""
+    rW1, rb1, rW2, rb2 = tv.no_race_net(W1)
+    train_games_net(
+        W1, b1, W2, b2, rW1, rb1, rW2, rb2, initial, n_games, first_game, lr0, lr1,
+        decay_games, lam, rng, ws, stats,
+    )  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
+def train_games_net(
+    W1, b1, W2, b2, rW1, rb1, rW2, rb2, initial, n_games, first_game, lr0, lr1, decay_games,
+    lam, rng, ws, stats,
+):  # fmt: skip
     """Play ``n_games`` self-play games from the state vector ``initial`` and learn from each
     (steps 1-4 of the module docstring). Games are numbered from ``first_game`` (for the
     learning-rate schedule: linear from ``lr0`` to ``lr1`` over ``decay_games`` games, then
     ``lr1``). Dice come from ``rng``; ``ws`` is the engine's play-generator workspace
-    (:func:`kernels.new_workspace`). Writes one row of ``stats`` per game."""
+    (:func:`kernels.new_workspace`). Writes one row of ``stats`` per game.
+
+    Every afterstate is valued by the network of its class (:func:`td_value.evaluate_afterstate`;
+    ``rW1``...: the race network, empty for a net without one). Each network has its own
+    eligibility traces; the TD error of every step updates both through their traces, so the
+    target crosses from the contact network to the race network as a game becomes a race."""
     hidden = b1.shape[0]
+    rhidden = rb1.shape[0]
     n_in = W1.shape[0]
     no = tv.NUM_OUTPUTS
     boards = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=np.int32)
@@ -160,9 +181,15 @@ def train_games(
     eW2 = np.zeros((no, no, hidden))
     eb2 = np.zeros((no, no))
     active = np.zeros(n_in, dtype=np.bool_)
+    reW1 = np.zeros((no, n_in, rhidden))
+    reb1 = np.zeros((no, rhidden))
+    reW2 = np.zeros((no, no, rhidden))
+    reb2 = np.zeros((no, no))
+    ractive = np.zeros(n_in, dtype=np.bool_)
     x = np.zeros(n_in)
     nz = np.zeros(n_in, dtype=np.int64)
     h = np.zeros(hidden)
+    rh = np.zeros(rhidden)
     y = np.zeros(no)
     fy = np.zeros(no)
     prev = np.zeros(no)
@@ -179,6 +206,8 @@ def train_games(
         eW2[:] = 0.0
         eb2[:] = 0.0
         active[:] = False
+        used_main = False
+        used_race = False
         have_prev = False
         moves = 0
         d2sum = 0.0
@@ -195,23 +224,18 @@ def train_games(
             best = -1e300
             bi = 0
             for p in range(n):
-                row = boards[p]
-                if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
-                    tv.result_outputs(row, mover, y)
-                else:
-                    n_nz = tv.encode(row, mover, x, nz)
-                    tv.forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
+                tv.evaluate_afterstate(
+                    W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], mover, x, nz, h, rh, y
+                )
                 v = tv.equity(y)
                 if v > best:
                     best = v
                     bi = p
             row = boards[bi]
-            final = row[k.SIDE * mover + k.OFF] == k.CHECKERS
-            if final:
-                tv.result_outputs(row, mover, y)
-            else:
-                n_nz = tv.encode(row, mover, x, nz)
-                tv.forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
+            cls, n_nz = tv.evaluate_afterstate(
+                W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, x, nz, h, rh, y
+            )
+            final = cls == tv.CLASS_FINAL
             # 3./4. TD error of the previous afterstate, update, traces
             if have_prev:
                 tv.flip(y, fy)
@@ -219,14 +243,33 @@ def train_games(
                     delta[o] = fy[o] - prev[o]
                     d2sum += delta[o] * delta[o]
                 steps += 1
-                _td_update(W1, b1, W2, b2, eW1, eb1, eW2, eb2, active, delta, lr, lam, not final)
+                if used_main:
+                    _td_update(
+                        W1, b1, W2, b2, eW1, eb1, eW2, eb2, active, delta, lr, lam, not final
+                    )
+                if used_race:
+                    _td_update(
+                        rW1, rb1, rW2, rb2, reW1, reb1, reW2, reb2, ractive, delta, lr, lam,
+                        not final,
+                    )  # fmt: skip
             k.play(s, bi, ws)
             moves += 1
             if final:
                 break
             if not have_prev:
                 have_prev = True
-            _add_gradient(W2, x, nz, n_nz, h, y, eW1, eb1, eW2, eb2, active)
+            if cls == tv.CLASS_RACE:
+                if not used_race:
+                    used_race = True
+                    reW1[:] = 0.0
+                    reb1[:] = 0.0
+                    reW2[:] = 0.0
+                    reb2[:] = 0.0
+                    ractive[:] = False
+                _add_gradient(rW2, x, nz, n_nz, rh, y, reW1, reb1, reW2, reb2, ractive)
+            else:
+                used_main = True
+                _add_gradient(W2, x, nz, n_nz, h, y, eW1, eb1, eW2, eb2, active)
             for o in range(no):
                 prev[o] = y[o]
         stats[g, ST_MOVES] = moves
@@ -275,7 +318,7 @@ def checkpoint_meta(cfg: TDConfig, state: TDState, kind: str) -> dict[str, Any]:
         "game": cfg.game,
         "env_version": env_version(),
         "game_options": dict(cfg.game_options),
-        "arch": tv.TDArch(hidden=cfg.hidden).to_json(),
+        "arch": arch_of(cfg).to_json(),
         "algorithm": cfg.algorithm,
         "iteration": state.games,
         "global_step": state.games,
@@ -293,10 +336,15 @@ def checkpoint_meta(cfg: TDConfig, state: TDState, kind: str) -> dict[str, Any]:
     }
 
 
+def arch_of(cfg: TDConfig) -> tv.TDArch:
+    """The network architecture of a config (``hidden``, ``features``, ``race_hidden``)."""
+    return tv.TDArch.make(cfg.hidden, cfg.features, cfg.race_hidden)
+
+
 def _tensors(params: dict[str, np.ndarray]) -> dict[str, Any]:
     import torch
 
-    return {f"model.{n}": torch.from_numpy(np.ascontiguousarray(params[n])) for n in tv.PARAM_NAMES}
+    return {f"model.{n}": torch.from_numpy(np.ascontiguousarray(a)) for n, a in params.items()}
 
 
 def save_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
@@ -374,7 +422,7 @@ class TDTrainer(StateTrainer):
     def __init__(self, cfg: TDConfig, resume: bool = False, log: Any = print) -> None:
         self.cfg = cfg
         rng = np.random.default_rng(cfg.seed)
-        params = tv.init_params(tv.TDArch(hidden=cfg.hidden), rng, cfg.init_scale)
+        params = tv.init_params(arch_of(cfg), rng, cfg.init_scale)
         self.state = TDState(params=params, rng=rng)
         if cfg.init_from and not resume:
             games = self._start_from(cfg.init_from)
@@ -388,8 +436,8 @@ class TDTrainer(StateTrainer):
         start = load_checkpoint(path, self.cfg.game)
         try:
             arch = tv.TDArch.from_json(start.meta["arch"])
-            if arch.hidden != self.cfg.hidden:
-                raise ValueError(f"it has {arch.hidden} hidden units, the config {self.cfg.hidden}")
+            if arch != arch_of(self.cfg):
+                raise ValueError(f"its network is {arch}, the config's {arch_of(self.cfg)}")
             self.state.params = tv.params_from_tensors(arch, start.tensors, str(path))
         except (KeyError, TypeError, ValueError) as err:
             raise CheckpointError(f"init_from {path}: {err}") from err
@@ -433,8 +481,8 @@ class TDTrainer(StateTrainer):
         n = min(cfg.chunk_games, cfg.total_games - state.games, max_rounds)
         stats = np.zeros((n, 5))
         t0, c0 = time.perf_counter(), time.process_time()
-        train_games(
-            p["W1"], p["b1"], p["W2"], p["b2"], self.initial, n, state.games,
+        train_games_net(
+            *tv.net_arrays(p), self.initial, n, state.games,
             cfg.lr, cfg.lr_final, cfg.lr_decay_games, cfg.lam, state.rng, self.workspace, stats,
         )  # fmt: skip
         elapsed = time.perf_counter() - t0

@@ -79,6 +79,24 @@ class GameResult:
     error: str | None = None
     forfeit: int | None = None
     forfeit_reason: str | None = None
+    #: backgammon with the cube: ``(doubles, takes, drops)`` of each table agent (else None)
+    cube_actions: tuple[tuple[int, int, int], ...] | None = None
+
+
+def _cube_actions(
+    game: str, options: dict[str, Any], moves: Sequence[tuple[str, int]], seats: dict[str, int]
+) -> tuple[tuple[int, int, int], ...] | None:
+    """``(doubles, takes, drops)`` per table agent (``seats``: env agent name -> table index)
+    in a backgammon game with the cube; None for other games."""
+    if game != "backgammon" or not options.get("cube"):
+        return None
+    from spieltisch.envs.backgammon import rules as bg
+
+    counts = [[0, 0, 0] for _ in seats]
+    for name, action in moves:
+        if action in (bg.DOUBLE, bg.TAKE, bg.DROP):
+            counts[seats[name]][action - bg.DOUBLE] += 1
+    return tuple((a, b, c) for a, b, c in counts)
 
 
 def _agent_seed(game_seed: int, index: int) -> int:
@@ -135,7 +153,11 @@ class _Table:
         win_type = None
         for info in record.infos.values():
             win_type = info.get("win_type", win_type)
-        return GameResult(seed, order, tuple(rewards), record.num_moves, record.truncated, win_type)
+        seats = {names[seat]: i for seat, i in enumerate(order)}
+        return GameResult(
+            seed, order, tuple(rewards), record.num_moves, record.truncated, win_type,
+            cube_actions=_cube_actions(self.game, self.options, record.moves, seats),
+        )  # fmt: skip
 
 
 def _worker_player(
@@ -319,6 +341,12 @@ def summarize_pair(results: Sequence[GameResult], names: tuple[str, str]) -> Pai
             extra[f"{label}_lost_rate"] = lost / n
             extra[f"{label}_lost_ci"] = stats.wilson(lost, n)
     extra["mean_moves"] = float(np.mean([g.moves for g in results])) if n else 0.0
+    cubed = [g.cube_actions for g in results if g.cube_actions is not None]
+    if cubed:  # backgammon with the cube: how often each side doubled, took and dropped
+        for side, index in (("agent", 0), ("opponent", 1)):
+            totals = np.sum([c[index] for c in cubed], axis=0)
+            names3 = ("doubles", "takes", "drops")
+            extra[f"{side}_cube"] = {key: int(v) for key, v in zip(names3, totals, strict=True)}
     return PairSummary(
         agent=names[0],
         opponent=names[1],

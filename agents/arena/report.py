@@ -23,6 +23,12 @@ def _reward(mean: float, low: float, high: float, seeds: int) -> str:
     return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
+def _cube_counts(extra: dict, side: str) -> str:
+    """``"doubles / takes / drops"`` of one side of a pair (cube games)."""
+    c = extra.get(f"{side}_cube", {})
+    return f"{c.get('doubles', 0)} / {c.get('takes', 0)} / {c.get('drops', 0)}"
+
+
 def _time_limit(report: ArenaReport) -> str:
     limit = report.move_time_limit
     return "no move time limit" if limit is None else f"move time limit {limit:g} s"
@@ -39,8 +45,11 @@ def to_markdown(report: ArenaReport) -> str:
     if report.pairs:
         bg = report.game == "backgammon"
         head = "| agent | opponent | games | W / D / L | score [95% CI] | mean reward [95% CI] |"
+        cube = bg and any("agent_cube" in p.extra for p in report.pairs)
         if bg:
             head += " gammons won / lost |"
+        if cube:
+            head += " doubles / takes / drops (agent; opponent) |"
         lines += [head, "|" + "---|" * (head.count("|") - 1)]
         for p in report.pairs:
             row = (
@@ -53,6 +62,8 @@ def to_markdown(report: ArenaReport) -> str:
                     f" {p.extra.get('gammon_won_rate', 0):.3f} / "
                     f"{p.extra.get('gammon_lost_rate', 0):.3f} |"
                 )
+            if cube:
+                row += f" {_cube_counts(p.extra, 'agent')}; {_cube_counts(p.extra, 'opponent')} |"
             lines.append(row)
     if report.ratings:
         lines += ["", "| agent | Elo (Bradley-Terry) [95% bootstrap CI] |", "|---|---|"]

@@ -2,8 +2,16 @@
 
 All three choose a whole *play* for the roll (among the distinct legal plays,
 :meth:`BackgammonState.play_boards`) and then return its checker moves one per call, as the
-env asks for them (a turn is several env steps). Cube decisions, if the cube is on: never
-double, always take.
+env asks for them (a turn is several env steps).
+
+Cube decisions, if the env has the cube (``cube=True``): an agent that can estimate the
+probabilities of the position before its roll
+(:meth:`BackgammonPlayAgent.position_probabilities`: ``gnubg`` and the TD nets) decides with
+Janowski's formulas (:mod:`spieltisch.agents.backgammon.cube`) by default, with the agent
+parameters ``cube=janowski|never`` and ``cube_life=0.68`` (e.g. ``gnubg:plies=0,cube_life=0.7``);
+``cube=never`` never doubles and always takes. ``pubeval``, ``greedy`` and ``random`` have no
+probabilities: they never double and always take. Without the cube these decisions never come
+up, so cubeless play is the same whatever the cube policy.
 
 * ``pubeval`` -- Tesauro's published linear evaluation ("pubeval", 1993), with its weights as
   data (:mod:`spieltisch.agents.backgammon.pubeval`, ``agents/data/pubeval.json``): the play whose
@@ -18,9 +26,11 @@ double, always take.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from spieltisch.agents.backgammon import cube as cb
 from spieltisch.agents.backgammon import pubeval
 from spieltisch.agents.base import Agent, legal_actions_of
 from spieltisch.envs.backgammon import gnubg_adapter as ga
@@ -28,13 +38,56 @@ from spieltisch.envs.backgammon import rules as k
 
 
 class BackgammonPlayAgent(Agent):
-    """Base of agents that pick a whole play; subclasses implement :meth:`choose_play`."""
+    """Base of agents that pick a whole play; subclasses implement :meth:`choose_play`.
+
+    Cube decisions (cube games): with ``cube_policy == "janowski"`` and
+    :meth:`position_probabilities` implemented, by :func:`.cube.should_double` and
+    :func:`.cube.should_take` with cube life ``cube_life``; otherwise never double, always
+    take. Set both with :meth:`set_cube`."""
+
+    #: ``"janowski"`` (decide by :mod:`.cube`) or ``"never"`` (never double, always take)
+    cube_policy: str = "janowski"
+    #: Janowski's cube life ``x`` (:data:`.cube.DEFAULT_CUBE_LIFE`)
+    cube_life: float = cb.DEFAULT_CUBE_LIFE
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)
         self._plan: list[int] = []
         self._plan_turn: int | None = None
         self._target: np.ndarray | None = None
+
+    def set_cube(self, cube: str = "janowski", cube_life: float = cb.DEFAULT_CUBE_LIFE) -> None:
+        """Choose the cube policy (:data:`.cube.POLICIES`) and the cube life (0..1)."""
+        if cube not in cb.POLICIES:
+            raise ValueError(f"cube must be one of {cb.POLICIES}, got {cube!r}")
+        if isinstance(cube_life, bool) or not isinstance(cube_life, int | float):
+            raise ValueError(f"cube_life must be a number from 0 to 1, got {cube_life!r}")
+        if not 0.0 <= cube_life <= 1.0:
+            raise ValueError(f"cube_life must be a number from 0 to 1, got {cube_life!r}")
+        self.cube_policy = cube
+        self.cube_life = float(cube_life)
+
+    def position_probabilities(self, state: Any) -> Sequence[float] | None:
+        """The cubeless probabilities ``(win, win gammon, win backgammon, lose gammon, lose
+        backgammon)`` of the player on turn of ``state`` *before its roll* (a cube decision or
+        a pending double: the doubler), or None when the agent has none (then it never doubles
+        and always takes). Must not draw from the agent's generator."""
+        return None
+
+    def cube_action(self, state: Any, mask: np.ndarray) -> int:
+        """The cube action for a mask that allows ROLL/DOUBLE or TAKE/DROP."""
+        doubling = bool(mask[k.ROLL])
+        probs = None
+        if self.cube_policy == "janowski" and state is not None:
+            probs = self.position_probabilities(state)
+        if probs is None:
+            return k.ROLL if doubling else k.TAKE
+        if doubling:
+            owner = state.cube()[1]
+            mine = cb.CENTRED if owner is None else cb.MINE if owner == state.turn else cb.THEIRS
+            wants = mask[k.DOUBLE] and cb.should_double(probs, mine, self.cube_life)
+            return k.DOUBLE if wants else k.ROLL
+        return k.TAKE if cb.should_take(cb.flip(probs), self.cube_life) else k.DROP
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -48,10 +101,8 @@ class BackgammonPlayAgent(Agent):
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         legal = legal_actions_of(observation)
         mask = observation["action_mask"]
-        if len(mask) > k.ROLL and mask[k.ROLL]:
-            return k.ROLL  # never double
-        if len(mask) > k.TAKE and mask[k.TAKE]:
-            return k.TAKE  # always take
+        if len(mask) > k.ROLL and (mask[k.ROLL] or mask[k.TAKE]):
+            return self.cube_action(state, mask)
         turn = state.num_turns() if state is not None else None
         if self._plan and self._plan_turn == turn and mask[self._plan[0]]:
             return self._plan.pop(0)
@@ -61,11 +112,7 @@ class BackgammonPlayAgent(Agent):
         if state is None:
             raise ValueError(f"{self.name} needs the game state (a perfect-information game)")
         boards = state.play_boards()
-        index = -1
-        if self._target is not None and self._plan_turn == turn:
-            # Mid-turn with the plan used up: continue towards the chosen resulting board.
-            hits = np.flatnonzero((boards == self._target).all(axis=1))
-            index = int(hits[0]) if hits.size else -1
+        index = self._target_index(boards, turn)
         if index < 0:
             index = self.choose_play(state)
             self._target = boards[index].copy()
@@ -73,6 +120,21 @@ class BackgammonPlayAgent(Agent):
         self._plan = actions[1:]
         self._plan_turn = turn
         return actions[0]
+
+    def _target_index(self, boards: np.ndarray, turn: int | None) -> int:
+        """Mid-turn: the index of the play (rows of ``boards``) that leads to the board chosen
+        earlier this turn; -1 if there is none."""
+        if self._target is None or self._plan_turn != turn:
+            return -1
+        hits = np.flatnonzero((boards == self._target).all(axis=1))
+        return int(hits[0]) if hits.size else -1
+
+    def planned_play(self, state: Any) -> int:
+        """Index into ``state.legal_plays()`` of the play :meth:`act` makes now (a state with
+        checkers to move): the rest of the play chosen earlier this turn, else
+        :meth:`choose_play` (which may draw from the agent's generator). Changes no plan."""
+        index = self._target_index(state.play_boards(), state.num_turns())
+        return index if index >= 0 else self.choose_play(state)
 
 
 def _blots(boards: np.ndarray, seat: int) -> np.ndarray:
@@ -85,15 +147,20 @@ def _pips(boards: np.ndarray, seat: int) -> np.ndarray:
     return boards[:, k.SIDE * seat : k.SIDE * seat + 25].astype(np.int64) @ weights
 
 
+def greedy_terms(boards: np.ndarray, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(pip lead, blots)`` of ``seat`` after each play (rows of ``boards``): the opponent's
+    pips minus the own, and the own single checkers; ``greedy`` maximises ``16 * lead - blots``."""
+    return _pips(boards, 1 - seat) - _pips(boards, seat), _blots(boards, seat)
+
+
 class GreedyBackgammonAgent(BackgammonPlayAgent):
     """Pip-count greedy (see the module docstring)."""
 
     name = "greedy"
 
     def choose_play(self, state: Any) -> int:
-        boards = state.play_boards()
-        seat = state.turn
-        score = (_pips(boards, 1 - seat) - _pips(boards, seat)) * 16 - _blots(boards, seat)
+        lead, blots = greedy_terms(state.play_boards(), state.turn)
+        score = lead * 16 - blots
         best = np.flatnonzero(score == score.max())
         return int(self.rng.choice(best))
 
@@ -139,10 +206,14 @@ class PubevalAgent(BackgammonPlayAgent):
     def choose_play(self, state: Any) -> int:
         if state.num_plays() <= 1:
             return 0
+        return int(np.argmax(self.play_scores(state)))
+
+    def play_scores(self, state: Any) -> np.ndarray:
+        """pubeval's score of every legal play of ``state`` (:func:`pubeval.play_scores`)."""
         before, after = state.board, state.play_boards()
         own = slice(k.SIDE * state.turn, k.SIDE * state.turn + 25)
         other = slice(k.SIDE * (1 - state.turn), k.SIDE * (1 - state.turn) + 25)
-        return pubeval.best_play(before[own], before[other], after[:, own], after[:, other])
+        return pubeval.play_scores(before[own], before[other], after[:, own], after[:, other])
 
 
 class GnubgAgent(BackgammonPlayAgent):
@@ -163,6 +234,10 @@ class GnubgAgent(BackgammonPlayAgent):
             return GreedyBackgammonAgent.choose_play(self, state)  # type: ignore[arg-type]
         return ga.best_play_index(state, self.plies)
 
+    def position_probabilities(self, state: Any) -> tuple[float, ...]:
+        """gnubg's evaluation at ``plies`` of the position with the player on turn to roll."""
+        return ga.evaluate(state, state.turn, self.plies)
+
 
 def _greedy(options: dict[str, Any], seed: int | None) -> Agent:
     return GreedyBackgammonAgent(seed)
@@ -172,9 +247,17 @@ def _pubeval(options: dict[str, Any], seed: int | None) -> Agent:
     return PubevalAgent(seed)
 
 
-def _gnubg(options: dict[str, Any], seed: int | None, plies: int = 0) -> Agent:
+def _gnubg(
+    options: dict[str, Any],
+    seed: int | None,
+    plies: int = 0,
+    cube: str = "janowski",
+    cube_life: float = cb.DEFAULT_CUBE_LIFE,
+) -> Agent:
     ga.gnubg()  # a clear ImportError now rather than at the first move
-    return GnubgAgent(seed, plies=plies)
+    agent = GnubgAgent(seed, plies=plies)
+    agent.set_cube(cube, cube_life)
+    return agent
 
 
 AGENTS = {"greedy": _greedy, "pubeval": _pubeval, "gnubg": _gnubg}

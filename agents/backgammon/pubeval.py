@@ -105,5 +105,16 @@ def best_play(
     all plays weighed with the race or contact weights of the position before the move (so
     that a play breaking contact is not judged by the other weight vector); the first of equal
     scores."""
+    return int(np.argmax(play_scores(before_mover, before_opponent, after_mover, after_opponent)))
+
+
+def play_scores(
+    before_mover: np.ndarray,
+    before_opponent: np.ndarray,
+    after_mover: np.ndarray,
+    after_opponent: np.ndarray,
+) -> np.ndarray:
+    """The scores :func:`best_play` chooses by: every play (rows of ``after_*``) scored with
+    the race or contact weights of the position before the move."""
     race = bool(is_race(before_mover, before_opponent))
-    return int(np.argmax(score(after_mover, after_opponent, race=race)))
+    return score(after_mover, after_opponent, race=race)

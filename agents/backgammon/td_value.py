@@ -27,6 +27,16 @@ the other player are :func:`flip`: ``(1 - y0, y3, y4, y1, y2)``.
 Parameters: ``W1`` (198, hidden), ``b1`` (hidden), ``W2`` (5, hidden), ``b2`` (5), float64.
 The agent plays the legal play whose afterstate has the highest equity (1-ply); a play that
 bears off the last checker is valued by its exact result.
+
+**The evaluator with features** (``TDArch(features=True, race_hidden=R)``, encoding
+``tesauro198+features-v1``, ``NUM_FEATURE_INPUTS = 215`` inputs): the 198 inputs above, then the
+17 hand-designed features of :mod:`spieltisch.agents.backgammon.td_features` (blots and the
+shots hitting them, primes, home and anchor points, checkers back, escapes, pip difference;
+its docstring has the table). With ``race_hidden > 0`` it has a second network of the same
+form for **race** positions (no more contact possible, :func:`td_features.is_race`), with
+parameters ``rW1`` (215, R), ``rb1``, ``rW2`` (5, R), ``rb2``: every afterstate is valued by
+the network of its own class (:func:`evaluate_afterstate`, shared by the agent, the 2-ply
+search and the trainer). A net with 198 inputs and no race net is exactly the net above.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from spieltisch.agents.backgammon import td_features as tf
 from spieltisch.agents.backgammon.baselines import BackgammonPlayAgent
 from spieltisch.envs.backgammon import rules as k
 
@@ -44,6 +55,13 @@ NUM_OUTPUTS = 5
 ARCH_KIND = "td_value"
 ENCODING = "tesauro198-mover-v1"
 PARAM_NAMES = ("W1", "b1", "W2", "b2")
+#: the evaluator with features: the 198 inputs, then td_features' hand-designed ones
+NUM_FEATURE_INPUTS = NUM_INPUTS + tf.NUM_FEATURES
+ENCODING_FEATURES = "tesauro198+features-v1"
+#: the race network's parameters (nets with race_hidden > 0)
+RACE_PARAM_NAMES = ("rW1", "rb1", "rW2", "rb2")
+#: afterstate classes (:func:`evaluate_afterstate`)
+CLASS_CONTACT, CLASS_RACE, CLASS_FINAL = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -54,15 +72,31 @@ class TDArch:
     inputs: int = NUM_INPUTS
     outputs: int = NUM_OUTPUTS
     encoding: str = ENCODING
+    #: hidden units of the separate race network (0: one network for every position)
+    race_hidden: int = 0
+
+    @classmethod
+    def make(cls, hidden: int, features: bool = False, race_hidden: int = 0) -> TDArch:
+        """The architecture of a config's ``hidden``, ``features`` and ``race_hidden``."""
+        if features:
+            return cls(hidden, NUM_FEATURE_INPUTS, NUM_OUTPUTS, ENCODING_FEATURES, race_hidden)
+        return cls(hidden, race_hidden=race_hidden)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return PARAM_NAMES + (RACE_PARAM_NAMES if self.race_hidden else ())
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "kind": ARCH_KIND,
             "hidden": self.hidden,
             "inputs": self.inputs,
             "outputs": self.outputs,
             "encoding": self.encoding,
         }
+        if self.race_hidden:
+            data["race_hidden"] = self.race_hidden
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TDArch:
@@ -71,31 +105,40 @@ class TDArch:
         sizes = [data["hidden"], data["inputs"], data["outputs"]]
         if any(isinstance(n, bool) or not isinstance(n, int) for n in sizes):
             raise ValueError(f"hidden, inputs and outputs must be integers, got {sizes}")
-        arch = cls(*sizes, data["encoding"])
-        if (arch.inputs, arch.outputs, arch.encoding) != (NUM_INPUTS, NUM_OUTPUTS, ENCODING):
+        race = data.get("race_hidden", 0)
+        if isinstance(race, bool) or not isinstance(race, int) or race < 0:
+            raise ValueError(f"race_hidden must be a non-negative integer, got {race!r}")
+        arch = cls(*sizes, data["encoding"], race)
+        readable = {
+            (NUM_INPUTS, NUM_OUTPUTS, ENCODING),
+            (NUM_FEATURE_INPUTS, NUM_OUTPUTS, ENCODING_FEATURES),
+        }
+        if (arch.inputs, arch.outputs, arch.encoding) not in readable:
             raise ValueError(
                 f"TD net with {arch.inputs} inputs, {arch.outputs} outputs, encoding "
                 f"{arch.encoding!r}; this spieltisch reads {NUM_INPUTS}/{NUM_OUTPUTS}/{ENCODING}"
+                f" and {NUM_FEATURE_INPUTS}/{NUM_OUTPUTS}/{ENCODING_FEATURES}"
             )
         if arch.hidden < 1:
             raise ValueError(f"hidden must be positive, got {arch.hidden}")
         return arch
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
-        h = self.hidden
-        return {"W1": (NUM_INPUTS, h), "b1": (h,), "W2": (NUM_OUTPUTS, h), "b2": (NUM_OUTPUTS,)}
+        h, r, n = self.hidden, self.race_hidden, self.inputs
+        out = {"W1": (n, h), "b1": (h,), "W2": (NUM_OUTPUTS, h), "b2": (NUM_OUTPUTS,)}
+        if r:
+            out.update(rW1=(n, r), rb1=(r,), rW2=(NUM_OUTPUTS, r), rb2=(NUM_OUTPUTS,))
+        return out
 
 
 def init_params(
     arch: TDArch, rng: np.random.Generator, scale: float = 0.1
 ) -> dict[str, np.ndarray]:
-    """Small uniform random weights in ``[-scale, scale]``, zero biases."""
-    s = arch.shapes()
+    """Small uniform random weights in ``[-scale, scale]``, zero biases (drawn in the order of
+    :attr:`TDArch.param_names`)."""
     return {
-        "W1": rng.uniform(-scale, scale, s["W1"]),
-        "b1": np.zeros(s["b1"]),
-        "W2": rng.uniform(-scale, scale, s["W2"]),
-        "b2": np.zeros(s["b2"]),
+        name: rng.uniform(-scale, scale, shape) if "W" in name else np.zeros(shape)
+        for name, shape in arch.shapes().items()
     }
 
 
@@ -230,30 +273,89 @@ def gradients(W2, x, nz, n_nz, h, y, gW1, gb1, gW2, gb2):
 
 
 @numba.njit(cache=True, nogil=True)
-def play_values(W1, b1, W2, b2, boards, n, mover, values):
-    """Equity for ``mover`` of each of the first ``n`` afterstate ``boards``."""
-    hidden = b1.shape[0]
-    x = np.zeros(NUM_INPUTS)
-    nz = np.zeros(NUM_INPUTS, dtype=np.int64)
-    h = np.zeros(hidden)
+def encode_inputs(board, mover, x, nz):
+    """:func:`encode`, then (``x`` longer than 198: the evaluator with features) the
+    hand-designed features of :mod:`td_features` after them; returns the non-zero count."""
+    n_nz = encode(board, mover, x, nz)
+    if x.shape[0] > NUM_INPUTS:
+        tf.features(board, mover, x, NUM_INPUTS)
+        for i in range(NUM_INPUTS, x.shape[0]):
+            if x[i] != 0.0:
+                nz[n_nz] = i
+                n_nz += 1
+    return n_nz
+
+
+@numba.njit(cache=True, nogil=True)
+def evaluate_afterstate(W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, x, nz, h, rh, y):
+    """The outputs ``y`` of afterstate ``row`` for ``mover`` from the network of its class:
+    the exact result when ``mover`` has borne off every checker (``CLASS_FINAL``), the race
+    network (``rW1``..., hidden activations into ``rh``) for a race when there is one
+    (``rb1`` not empty; ``CLASS_RACE``), else the main network (``h``; ``CLASS_CONTACT``).
+    ``x`` has the net's input size. Returns ``(class, number of non-zero inputs)``."""
+    if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
+        result_outputs(row, mover, y)
+        return CLASS_FINAL, 0
+    n_nz = encode_inputs(row, mover, x, nz)
+    if rb1.shape[0] > 0 and tf.is_race(row):
+        forward(rW1, rb1, rW2, rb2, x, nz, n_nz, rh, y)
+        return CLASS_RACE, n_nz
+    forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
+    return CLASS_CONTACT, n_nz
+
+
+@numba.njit(cache=True, nogil=True)
+def no_race_net(W1):
+    """Empty race parameters (a net without a race network)."""
+    n_in = W1.shape[0]
+    return (
+        np.zeros((n_in, 0)),
+        np.zeros(0),
+        np.zeros((NUM_OUTPUTS, 0)),
+        np.zeros(NUM_OUTPUTS),
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, n, mover, values):
+    """Equity for ``mover`` of each of the first ``n`` afterstate ``boards``, each valued by
+    the network of its class (:func:`evaluate_afterstate`)."""
+    n_in = W1.shape[0]
+    x = np.zeros(n_in)
+    nz = np.zeros(n_in, dtype=np.int64)
+    h = np.zeros(b1.shape[0])
+    rh = np.zeros(rb1.shape[0])
     y = np.zeros(NUM_OUTPUTS)
     for p in range(n):
-        row = boards[p]
-        if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
-            result_outputs(row, mover, y)
-        else:
-            n_nz = encode(row, mover, x, nz)
-            forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
+        evaluate_afterstate(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], mover, x, nz, h, rh, y)
         values[p] = equity(y)
 
 
 @numba.njit(cache=True, nogil=True)
+def play_values(W1, b1, W2, b2, boards, n, mover, values):
+    """:func:`play_values_net` of a net without a race network."""
+    rW1, rb1, rW2, rb2 = no_race_net(W1)
+    play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, n, mover, values)
+
+
+@numba.njit(cache=True, nogil=True)
 def play_values_2ply(W1, b1, W2, b2, s, boards, n, mover, keep, values, ws, replies):
+    """:func:`play_values_2ply_net` of a net without a race network."""
+    rW1, rb1, rW2, rb2 = no_race_net(W1)
+    play_values_2ply_net(
+        W1, b1, W2, b2, rW1, rb1, rW2, rb2, s, boards, n, mover, keep, values, ws, replies
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def play_values_2ply_net(
+    W1, b1, W2, b2, rW1, rb1, rW2, rb2, s, boards, n, mover, keep, values, ws, replies
+):
     """Two plies: the mover's equity of each afterstate ``boards[:n]`` averaged over the
     opponent's 21 rolls, the opponent answering each with its 1-ply best play. Only the ``keep``
     best plays by 1-ply equity are searched (the others keep their 1-ply value minus 1000, so
     they rank below). ``s`` is a scratch state vector (a copy of the position's)."""
-    play_values(W1, b1, W2, b2, boards, n, mover, values)
+    play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, n, mover, values)
     if n <= 1:
         return
     order = np.argsort(-values[:n])
@@ -279,7 +381,7 @@ def play_values_2ply(W1, b1, W2, b2, s, boards, n, mover, keep, values, ws, repl
                 k.generate(s, ws, False)
                 m = s[k.M_NPLAYS]
                 k.play_boards(s, ws, replies)
-                play_values(W1, b1, W2, b2, replies, m, opp, reply_values)
+                play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies, m, opp, reply_values)
                 best = reply_values[0]
                 for q in range(1, m):
                     if reply_values[q] > best:
@@ -288,24 +390,45 @@ def play_values_2ply(W1, b1, W2, b2, s, boards, n, mover, keep, values, ws, repl
         values[p] = total / 36.0
 
 
+def net_arrays(params: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    """``(W1, b1, W2, b2, rW1, rb1, rW2, rb2)`` of a parameter dict for the ``*_net`` kernels
+    (empty race arrays for a net without a race network)."""
+    main = tuple(params[n] for n in PARAM_NAMES)
+    if "rb1" in params:
+        return main + tuple(params[n] for n in RACE_PARAM_NAMES)
+    return main + tuple(no_race_net(params["W1"]))
+
+
 def evaluate_boards(params: dict[str, np.ndarray], boards: np.ndarray, mover: int) -> np.ndarray:
     """Mover's equity of afterstate ``boards`` (rows of 52 cells or more)."""
     boards = np.ascontiguousarray(boards, dtype=np.int32)
     values = np.zeros(len(boards))
-    play_values(
-        params["W1"], params["b1"], params["W2"], params["b2"], boards, len(boards), mover, values
-    )
+    play_values_net(*net_arrays(params), boards, len(boards), mover, values)
     return values
 
 
+def afterstate_outputs(params: dict[str, np.ndarray], boards: np.ndarray, mover: int) -> np.ndarray:
+    """``(n, 5)``: the five outputs for ``mover`` of each afterstate (rows of ``boards``), the
+    exact result where ``mover`` has borne off every checker (as :func:`play_values`)."""
+    out = np.zeros((len(boards), NUM_OUTPUTS))
+    for p, row in enumerate(np.ascontiguousarray(boards, dtype=np.int32)):
+        if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
+            result_outputs(row, mover, out[p])
+        else:
+            out[p] = outputs_of(params, row, mover)
+    return out
+
+
 def outputs_of(params: dict[str, np.ndarray], board: np.ndarray, mover: int) -> np.ndarray:
-    """The five outputs of one non-final afterstate (for inspection and tests)."""
-    x = np.zeros(NUM_INPUTS)
-    nz = np.zeros(NUM_INPUTS, dtype=np.int64)
-    n_nz = encode(np.ascontiguousarray(board, dtype=np.int32), mover, x, nz)
-    h = np.zeros(params["b1"].shape[0])
-    y = np.zeros(NUM_OUTPUTS)
-    forward(params["W1"], params["b1"], params["W2"], params["b2"], x, nz, n_nz, h, y)
+    """The five outputs of one afterstate from the network of its class (for inspection and
+    tests)."""
+    net = net_arrays(params)
+    n_in = params["W1"].shape[0]
+    x = np.zeros(n_in)
+    nz = np.zeros(n_in, dtype=np.int64)
+    h, rh, y = np.zeros(net[1].shape[0]), np.zeros(net[5].shape[0]), np.zeros(NUM_OUTPUTS)
+    row = np.ascontiguousarray(board, dtype=np.int32)
+    evaluate_afterstate(*net, row, mover, x, nz, h, rh, y)
     return y
 
 
@@ -316,7 +439,8 @@ class TDValueAgent(BackgammonPlayAgent):
     """Plays the legal play with the highest afterstate equity (first of equal values).
     ``ply=1``: the net's value of each afterstate; ``ply=2``: averaged over the opponent's 21
     rolls and its 1-ply best reply, for the ``keep`` best plays by 1-ply value (about 20x
-    slower). Cube (if on): never doubles, always takes."""
+    slower). Cube (if on): Janowski's formulas on :meth:`position_probabilities` by default
+    (:class:`.baselines.BackgammonPlayAgent`, ``set_cube``)."""
 
     name = "td"
 
@@ -328,7 +452,8 @@ class TDValueAgent(BackgammonPlayAgent):
             raise ValueError(f"ply must be 1 or 2, got {ply!r}")
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(f"keep must be a positive integer, got {keep!r}")
-        self.params = {n: np.ascontiguousarray(params[n], dtype=np.float64) for n in PARAM_NAMES}
+        names = PARAM_NAMES + (RACE_PARAM_NAMES if "rb1" in params else ())
+        self.params = {n: np.ascontiguousarray(params[n], dtype=np.float64) for n in names}
         self.ply = ply
         self.keep = keep
         self._ws: np.ndarray | None = None
@@ -336,19 +461,36 @@ class TDValueAgent(BackgammonPlayAgent):
     def choose_play(self, state: Any) -> int:
         if state.num_plays() <= 1:
             return 0
+        return int(np.argmax(self.play_values(state)))
+
+    def play_values(self, state: Any) -> np.ndarray:
+        """The mover's equity of every legal play of ``state``, as :meth:`choose_play` ranks
+        them (``ply=2``: plays outside the ``keep`` best have their 1-ply value minus 1000)."""
         boards = np.ascontiguousarray(state.play_boards(), dtype=np.int32)
         if self.ply == 1:
-            return int(np.argmax(evaluate_boards(self.params, boards, state.turn)))
+            return evaluate_boards(self.params, boards, state.turn)
         if self._ws is None:
             self._ws = k.new_workspace()
-        p = self.params
         values = np.zeros(len(boards))
         replies = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=np.int32)
-        play_values_2ply(
-            p["W1"], p["b1"], p["W2"], p["b2"], state.s.copy(), boards, len(boards),
+        play_values_2ply_net(
+            *net_arrays(self.params), state.s.copy(), boards, len(boards),
             state.turn, self.keep, values, self._ws, replies,
         )  # fmt: skip
-        return int(np.argmax(values))
+        return values
+
+    def position_probabilities(self, state: Any) -> np.ndarray:
+        """The five outputs for the player on turn of ``state`` before its roll (cube
+        decisions, :mod:`.cube`): over the 21 rolls, the average of the outputs of the
+        afterstate with the best 1-ply equity (whatever ``ply``; :func:`.cube.roll_average`)."""
+        from spieltisch.agents.backgammon.cube import roll_average
+
+        def best(rolled: Any) -> np.ndarray:
+            boards = np.ascontiguousarray(rolled.play_boards(), dtype=np.int32)
+            i = int(np.argmax(evaluate_boards(self.params, boards, rolled.turn)))
+            return afterstate_outputs(self.params, boards[i : i + 1], rolled.turn)[0]
+
+        return roll_average(state, best)
 
 
 def params_from_tensors(arch: TDArch, tensors: dict[str, Any], where: str) -> dict[str, np.ndarray]:

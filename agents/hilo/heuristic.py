@@ -47,12 +47,22 @@ class HiLoHeuristicAgent(Agent):
         if legal.size == 1 or not isinstance(state, InformationSet):
             # Without an information set there is nothing to sample from: play at random.
             return int(self.rng.choice(legal))
-        seat = state.seat
+        return self.pick(legal, self.action_totals(legal, state))
+
+    def action_totals(self, legal: np.ndarray, infoset: InformationSet) -> np.ndarray:
+        """Every legal action's score (own coins minus the best opponent's after it, with the
+        best follow-up) summed over ``samples`` states drawn from ``infoset`` with the agent's
+        generator (in the order of ``legal``)."""
+        seat = infoset.seat
         totals = np.zeros(legal.size)
         for _ in range(self.samples):
-            sample = state.sample(self.rng)
+            sample = infoset.sample(self.rng)
             for i, a in enumerate(legal):
                 totals[i] += self._value(sample, seat, int(a), 1)
+        return totals
+
+    def pick(self, legal: np.ndarray, totals: np.ndarray) -> int:
+        """The action :meth:`act` plays for these totals: the best, ties at random."""
         best = np.flatnonzero(totals >= totals.max() - 1e-9)
         return int(legal[self.rng.choice(best)])
 

@@ -47,14 +47,18 @@ class PerfectAgent(Agent):
         )
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
-        if state is None:
-            # The observation is the board from the mover's view: the mover is seat 0 there.
-            board = np.asarray(observation["observation"]).astype(BOARD_DTYPE)
-            state = KalahaState(self.game, board, 0)
-        moves = self.solver.optimal_moves(state)
+        moves = self.solver.optimal_moves(self.position(observation, state))
         if not moves:
             legal_actions_of(observation)  # raises the protocol's error for a finished game
         return int(self.rng.choice(moves))
+
+    def position(self, observation: dict[str, np.ndarray], state: Any | None) -> KalahaState:
+        """The position to solve: ``state``, or when none is given the board of the observation
+        (which shows it from the mover's view: the mover is seat 0 there)."""
+        if state is not None:
+            return state
+        board = np.asarray(observation["observation"]).astype(BOARD_DTYPE)
+        return KalahaState(self.game, board, 0)
 
 
 def _perfect(options: dict[str, Any], seed: int | None) -> Agent:

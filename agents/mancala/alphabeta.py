@@ -420,31 +420,46 @@ class MancalaSearchAgent(Agent):
         legal = legal_actions_of(observation)
         if legal.size == 1:
             return int(legal[0])
+        actions, values = self.search_root(legal, state)
+        return int(actions[int(np.argmax(values))])
+
+    def search_root(
+        self, legal: np.ndarray, state: Any, tt: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """What :meth:`act` searches: ``(actions, values)``, the legal moves in the random
+        order that breaks ties (drawn from the agent's generator) and their searched values
+        (the first best one is played; moves worse than the best: upper bounds). Sets
+        ``last_depth`` and ``last_nodes``. ``tt``: the transposition table to use (default the
+        agent's own; a copy leaves the agent's unchanged)."""
         board, player = self._board_and_player(state)
+        tt = self.tt if tt is None else tt
         actions = self.rng.permutation(legal).astype(np.int64)  # random tie-breaking
         counters = np.zeros(3, np.int64)
         if self.time_limit is None:
             counters[1] = 1 << 62
             values = _root_values(
-                self.kind, board, player, actions, self.depth, self.param, self.zobrist, self.tt,
+                self.kind, board, player, actions, self.depth, self.param, self.zobrist, tt,
                 counters, self.leaf_net,
             )  # fmt: skip
             self.last_depth = self.depth
         else:
-            values = self._deepen(board, player, actions, self.tt, counters)
+            values = self._deepen(board, player, actions, tt, counters)
         self.last_nodes = int(counters[0])
-        return int(actions[int(np.argmax(values))])
+        return actions, values
 
-    def root_values(self, state: Any, depth: int | None = None) -> dict[int, int]:
+    def root_values(
+        self, state: Any, depth: int | None = None, tt: np.ndarray | None = None
+    ) -> dict[int, int]:
         """The searched value of every legal move of ``state`` (for the mover), at ``depth``
-        (default: the agent's). Values of moves worse than the best are upper bounds."""
+        (default: the agent's). Values of moves worse than the best are upper bounds. ``tt``:
+        the transposition table to use (default the agent's own)."""
         board, player = self._board_and_player(state)
         actions = np.array(state.legal_actions(), dtype=np.int64)
         counters = np.zeros(3, np.int64)
         counters[1] = 1 << 62
         values = _root_values(
             self.kind, board, player, actions, depth or self.depth, self.param, self.zobrist,
-            self.tt, counters, self.leaf_net,
+            self.tt if tt is None else tt, counters, self.leaf_net,
         )  # fmt: skip
         return {int(a): int(v) for a, v in zip(actions, values, strict=True)}
 

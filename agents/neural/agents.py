@@ -12,6 +12,9 @@ of minimax over the network's value head before each move (Kalaha and Hus; see
 positions (endgames, forced lines). HiLo (hidden cards): ``pretrained:hilo:search=16`` samples
 16 states consistent with the seat's knowledge and looks to the end of its turn
 (``search=16,weight=0.5``: the value head's weight; see :mod:`spieltisch.agents.hilo.search`).
+Backgammon's TD nets take ``ply``, ``keep`` and the cube parameters ``cube=janowski|never`` and
+``cube_life=0.68`` (``pretrained:backgammon:cube_life=0.7``; see
+:mod:`spieltisch.agents.backgammon.cube`).
 """
 
 from __future__ import annotations
@@ -98,9 +101,9 @@ def make_prefixed_agent(
 
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
-    # ply, keep: TD value nets; weight: HiLo search (agents/hilo/search.py); sims: Gumbel search;
-    # algo: which shipped agent (pretrained: only)
-    known = {"search", "leaves", "ply", "keep", "weight", "sims", "algo"}
+    # ply, keep, cube, cube_life: TD value nets (cube: agents/backgammon/cube.py); weight: HiLo
+    # search (agents/hilo/search.py); sims: Gumbel search; algo: which shipped agent (pretrained:)
+    known = {"search", "leaves", "ply", "keep", "cube", "cube_life", "weight", "sims", "algo"}
     unknown = set(params) - known
     if unknown:
         raise ValueError(
@@ -127,17 +130,26 @@ def make_prefixed_agent(
     from spieltisch.agents.backgammon import td_value
 
     if td_value.is_td_checkpoint(ckpt.meta):  # a TD value net: best afterstate, 1-ply
-        unknown = set(params) - {"ply", "keep"}
+        unknown = set(params) - {"ply", "keep", "cube", "cube_life"}
         if unknown:
-            raise ValueError(f"{prefix}:{value}: a TD value net takes 'ply' and 'keep'")
+            raise ValueError(
+                f"{prefix}:{value}: a TD value net takes 'ply' and 'keep' (search), 'cube' and "
+                "'cube_life' (cube decisions)"
+            )
+        search = {key: v for key, v in params.items() if key in ("ply", "keep")}
+        cube = {key: v for key, v in params.items() if key in ("cube", "cube_life")}
         try:
-            agent = td_value.agent_from_checkpoint(ckpt, seed=seed, **params)
+            agent = td_value.agent_from_checkpoint(ckpt, seed=seed, **search)
         except CheckpointError as err:
             raise ValueError(str(err)) from err
+        agent.set_cube(**cube)
         agent.name = f"{prefix}:{value}" + "".join(f":{k}={v}" for k, v in params.items())
         return agent
-    if {"ply", "keep"} & set(params):
-        raise ValueError(f"{prefix}:{value}: 'ply' and 'keep' are for TD value nets (backgammon)")
+    if {"ply", "keep", "cube", "cube_life"} & set(params):
+        raise ValueError(
+            f"{prefix}:{value}: 'ply' and 'keep' (search), 'cube' and 'cube_life' (cube "
+            "decisions) are for TD value nets (backgammon)"
+        )
     if "leaves" in params and "search" not in params:
         raise ValueError(f"{prefix}:{value}: 'leaves' needs 'search' (e.g. search=6,leaves=1000)")
     searched_name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
@@ -146,6 +158,7 @@ def make_prefixed_agent(
 
         agent = hilo_search_agent(ckpt, params, seed)
         agent.name = searched_name
+        agent.trained_options = ckpt.game_options  # what its value means (analysis)
         return agent
     if "weight" in params:
         raise ValueError(f"{prefix}:{value}: 'weight' is for HiLo search (search=16,weight=2)")
@@ -156,6 +169,7 @@ def make_prefixed_agent(
 
         agent = GumbelSearchAgent(ckpt.policy(), game, ckpt.game_options, params["sims"], seed)
         agent.name = searched_name
+        agent.trained_options = ckpt.game_options  # what its value means (analysis)
         return agent
     if "search" in params:
         from spieltisch.agents.neural.value_search import ValueSearchAgent
@@ -169,7 +183,9 @@ def make_prefixed_agent(
             max_leaves=params.get("leaves", 0),
         )
         agent.name = searched_name
+        agent.trained_options = ckpt.game_options  # what its value means (analysis)
         return agent
     agent = ckpt.agent(seed=seed, greedy=True)
     agent.name = f"{prefix}:{value}"
+    agent.trained_options = ckpt.game_options  # what its value means (analysis)
     return agent

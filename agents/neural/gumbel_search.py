@@ -577,8 +577,20 @@ class GumbelSearchAgent(Agent):
             return int(np.argmax(np.where(mask[0] != 0, logits[0], -np.inf)))
         if state is None:
             raise ValueError("a searching agent needs the game state")
-        self.batch.set_state(0, state)
-        action = int(self.search.search(self.batch, self.evaluate, self.rng).action[0])
+        action = int(self.run_search(state).action[0])
         if action not in legal:  # cannot happen: the search only expands legal moves
             raise RuntimeError(f"search chose illegal action {action}; legal: {legal.tolist()}")
         return action
+
+    def run_search(
+        self,
+        state: Any,
+        rng: np.random.Generator | None = None,
+        batch: BatchedGame | None = None,
+    ) -> SearchResult:
+        """The search :meth:`act` runs from ``state`` (it plays ``result.action[0]``), with
+        ``rng`` (default the agent's own generator) in ``batch`` (default the agent's own;
+        pass ``self.batch.clone()`` and a copy of the generator to leave the agent as it was)."""
+        batch = self.batch if batch is None else batch
+        batch.set_state(0, state)
+        return self.search.search(batch, self.evaluate, self.rng if rng is None else rng)

@@ -288,6 +288,11 @@ def export_checkpoint(ckpt: Checkpoint, out: str | os.PathLike, source: str = ""
             params = td_value.params_from_tensors(arch, ckpt.tensors, ckpt._where())
         except (KeyError, TypeError, ValueError) as err:
             raise OnnxExportError(f"{ckpt._where()}: bad TD value net: {err}") from err
+        if arch.encoding != td_value.ENCODING or arch.race_hidden:
+            raise OnnxExportError(
+                f"{ckpt._where()}: the TD evaluator with features / a race network "
+                f"({arch.encoding}, race_hidden {arch.race_hidden}) has no ONNX export yet"
+            )
         graph, meta = _td_graph(params)
         about = "backgammon TD(lambda) value network"
     else:

@@ -206,19 +206,23 @@ class ValueSearchAgent(Agent):
             return int(legal[0])
         if state is None:
             raise ValueError(f"{self.name} needs the game state (a perfect-information game)")
-        if self.searcher is not None:
-            return choose_searched_action(self.net, observation, lambda: self._alphabeta(state))
-        board, player = state.board, int(state.current_player)
-        game, options, depth, leaves = self.game, self.game_options, self.depth, self.max_leaves
-        return choose_searched_action(
-            self.net,
-            observation,
-            lambda: searched_values(self.net, game, options, board, player, depth, leaves),
-        )
+        return choose_searched_action(self.net, observation, lambda: self.move_values(state))
 
-    def _alphabeta(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
-        values = self.searcher.root_values(state)  # moves worse than the best: upper bounds
-        return np.array(list(values)), np.array(list(values.values()), dtype=np.float64)
+    def move_values(
+        self, state: Any, tt: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(actions, values)``: the searched value of every legal move of ``state``, what
+        :meth:`act` chooses by. Alpha-beta: values in its integer units (the value head times
+        :data:`~spieltisch.agents.mancala.alphabeta.VALUE_SCALE`, finished games ``+-WIN`` plus
+        the margin; moves worse than the best are upper bounds), ``tt`` the transposition table
+        to use (default the searcher's own); the full tree: the value head's units."""
+        if self.searcher is not None:
+            values = self.searcher.root_values(state, tt=tt)
+            return np.array(list(values)), np.array(list(values.values()), dtype=np.float64)
+        board, player = state.board, int(state.current_player)
+        return searched_values(
+            self.net, self.game, self.game_options, board, player, self.depth, self.max_leaves
+        )
 
 
 def choose_searched_action(

@@ -456,10 +456,15 @@ class BackgammonBatch:
         offsets, boards, actions = self._plays
         return offsets.copy(), boards.copy(), actions.copy()
 
-    def step_plays(self, choices: np.ndarray) -> None:
+    def step_plays(self, choices: np.ndarray, rolls: np.ndarray | None = None) -> None:
         """Play ``choices[g]`` (an index into game ``g``'s :meth:`legal_plays`) in every game
         about to move; the others (cube decisions, finished games) ignore theirs. Checked
-        first: on a bad index nothing changes."""
+        first: on a bad index nothing changes.
+
+        ``rolls``: the dice each game rolls next (after its play), ``(N,)`` integers 0..179 as
+        :func:`.rules.dice_of` reads them (the roll phase: ``r % 36`` is the roll
+        ``(r % 36 // 6 + 1, r % 6 + 1)``), in place of draws from the batch's generator (which
+        is then left as it is): controlled dice, e.g. for stratified rollouts."""
         offsets, _, actions = self._plays_cached()
         arr = np.asarray(choices)
         if arr.shape != (self.num_games,) or not np.issubdtype(arr.dtype, np.integer):
@@ -467,6 +472,16 @@ class BackgammonBatch:
                 f"expected one integer play index per game, shape ({self.num_games},), got "
                 f"{arr.shape} {arr.dtype}"
             )
+        if rolls is not None:
+            rolls = np.asarray(rolls)
+            if rolls.shape != (self.num_games,) or not np.issubdtype(rolls.dtype, np.integer):
+                raise ActionTypeError(
+                    f"expected one integer roll per game, shape ({self.num_games},), got "
+                    f"{rolls.shape} {rolls.dtype}"
+                )
+            if ((rolls < 0) | (rolls >= ROLL_RANGE)).any():
+                raise ValueError(f"rolls must be integers 0..{ROLL_RANGE - 1}")
+            rolls = np.ascontiguousarray(rolls, dtype=np.int64)
         counts = np.diff(offsets)
         bad = np.flatnonzero((counts > 0) & ((arr < 0) | (arr >= counts)))
         if bad.size:
@@ -476,7 +491,8 @@ class BackgammonBatch:
             )
         arr = np.ascontiguousarray(arr, dtype=np.int64)
         self._plays = None
-        rolls = self._rolls()
+        if rolls is None:
+            rolls = self._rolls()
         self._run(
             _step_plays,
             lambda lo, hi: (self.states[lo:hi], offsets[lo : hi + 1], actions, arr[lo:hi],

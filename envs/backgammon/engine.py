@@ -187,7 +187,10 @@ class BackgammonGame:
         return self._initial.clone()
 
     def state_from_text(self, text: str) -> BackgammonState:
-        """Read a position written by :meth:`BackgammonState.to_text` (format there)."""
+        """Read a position written by :meth:`BackgammonState.to_text` (format there), or GNU
+        Backgammon's ``"POSITIONID:MATCHID"`` (:meth:`state_from_gnubg_id`)."""
+        if notation.split_gnubg_id(text) is not None:
+            return self.state_from_gnubg_id(text)
         board, turn, word, dice, cube, owner = notation.parse_position(
             text, self.cube, self.max_cube
         )
@@ -223,6 +226,18 @@ class BackgammonGame:
             if len(dice) in (2, 4):
                 s[k.M_ROLL : k.M_ROLL + 2] = dice[:2]
         return BackgammonState(self, s)
+
+    def state_from_gnubg_id(self, text: str) -> BackgammonState:
+        """A state from GNU Backgammon's combined ID ``"POSITIONID:MATCHID"`` (as gnubg shows and
+        :meth:`BackgammonState.gnubg_id` writes), e.g. ``"4HPwATDgc/ABMA:cAkAAAAAAAAA"``: seat 1
+        to roll (to double or roll with the cube) from the start.
+
+        The match ID gives the seat on roll (gnubg's player 0 / 1 = seat 0 / 1), the dice if
+        rolled, the cube value and owner and a pending double; match length and score are not
+        used (the engine plays one money game). A cube value other than 1 without the cube, a
+        resignation, or (with the cube) the Crawford game raise :class:`PositionFormatError`
+        (a ValueError) naming the problem. Mapping: :func:`.notation.gnubg_id_to_position`."""
+        return self.state_from_text(notation.gnubg_id_to_position(text, self.cube, self.max_cube))
 
     def state_from_position_id(
         self, position_id: str, roll: str | tuple[int, int] | None = None, seat: int = 0
@@ -535,6 +550,14 @@ class BackgammonState(EngineState):
     def position_id(self) -> str:
         """GNU Backgammon's position ID with the seat on turn as the player on roll."""
         return self.to_text().split()[0]
+
+    def gnubg_id(self) -> str:
+        """GNU Backgammon's ``"POSITIONID:MATCHID"`` of this state (a money game: match length 0,
+        score 0-0), read back by :meth:`BackgammonGame.state_from_gnubg_id` (and by gnubg). The
+        opening roll to come is game state "none"; raises ValueError in the middle of a turn
+        (some of the dice played), which gnubg's IDs cannot express. With the cube, a player who
+        has chosen to roll rather than double reads back as about to double or roll."""
+        return notation.state_to_gnubg_id(self.s)
 
     def to_text(self) -> str:
         """Compact position notation: ``"<position ID> <seat> <next> [cube=V[@S]]"``.

@@ -35,8 +35,10 @@ doubled player chooses ``take`` or ``drop``.
 
 ``reset(options={"position": text})`` starts from a position in the engine's notation
 (``BackgammonState.to_text``, e.g. ``"4HPwATDgc/ABMA 0 roll"``; GNU Backgammon position ID,
-seat on turn, what comes next). The seats are fixed (``player_i`` is seat ``i``); who moves first
-is decided by the opening roll.
+seat on turn, what comes next) or from GNU Backgammon's ``"POSITIONID:MATCHID"`` (e.g.
+``"4HPwATDgc/ABMA:cAkAAAAAAAAA"``: seat 1 to roll; ``BackgammonGame.state_from_gnubg_id``).
+The seats are fixed (``player_i`` is seat ``i``); who moves first is decided by the opening
+roll.
 
 ## Observation, line by line (from the point of view of the agent it is given to)
 

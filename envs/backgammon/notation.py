@@ -318,3 +318,285 @@ def render_text(s: np.ndarray, cube_game: bool) -> str:
         status += f"; cube {int(s[k.M_CUBE])} {holder}"
     lines.append(status)
     return "\n".join(lines)
+
+
+# --- GNU Backgammon match IDs --------------------------------------------------------------------
+# The match key (GNU Backgammon manual, section 11.7 "A technical description of the Match ID",
+# https://www.gnu.org/software/gnubg/manual/html_node/A-technical-description-of-the-Match-ID.html):
+# 66 bits, stored little-endian like the position key (bit i in byte i // 8 at bit i % 8), each
+# field least significant bit first, then the 9 bytes in base64 (12 characters). Field: (first
+# bit, width); the manual numbers the bits from 1.
+_MATCH_KEY = {
+    "cube_log": (0, 4),  # log2 of the cube value
+    "cube_owner": (4, 2),  # 0 or 1; 3 = centred
+    "on_roll": (6, 1),  # the player on roll or who did roll ("dice owner")
+    "crawford": (7, 1),  # this game is the Crawford game
+    "game_state": (8, 3),  # see GAME_STATES
+    "turn": (11, 1),  # the player to make a decision (the doubled player while a double is up)
+    "double_offered": (12, 1),
+    "resign": (13, 2),  # 0 none, 1 single, 2 gammon, 3 backgammon offered
+    "die1": (15, 3),
+    "die2": (18, 3),
+    "match_length": (21, 15),  # 0: money play
+    "score0": (36, 15),
+    "score1": (51, 15),
+}
+#: the match ID's game states, in the order of their codes 0..4
+GAME_STATES = ("none", "playing", "over", "resigned", "dropped")
+_GNUBG_ID = re.compile(r"\s*([A-Za-z0-9+/]{14}):([A-Za-z0-9+/]{12})\s*")
+
+
+def match_id_to_fields(match_id: str) -> dict:
+    """The fields of a GNU Backgammon match ID (12 base64 characters), as the keyword arguments
+    of :func:`fields_to_match_id`:
+
+    ``cube`` (value), ``cube_owner`` (0, 1 or None when centred), ``on_roll`` (the player on roll
+    or who rolled: gnubg's dice owner), ``crawford`` (bool), ``game_state`` (one of
+    :data:`GAME_STATES`), ``turn`` (the player to decide: the doubled player while a double is
+    offered), ``double_offered`` (bool), ``resign`` (0 none, 1/2/3 a single/gammon/backgammon
+    offered), ``dice`` (two dice, or None before the roll), ``match_length`` (0 = money play),
+    ``score`` (player 0's, player 1's).
+
+    Raises :class:`PositionFormatError` for text that is not a match ID or holds an impossible
+    value (a cube owner code 2, a game state above 4, a die of 7, one die only). The bits after
+    the 66th (gnubg's undocumented extensions) are ignored."""
+    if not isinstance(match_id, str):
+        raise PositionFormatError(f"a match ID must be a string, got {type(match_id).__name__}")
+    if not re.fullmatch(r"[A-Za-z0-9+/]{12}", match_id):
+        raise PositionFormatError(
+            f"a GNU Backgammon match ID is 12 characters of A-Z a-z 0-9 + /, got {match_id!r}"
+        )
+    key = int.from_bytes(base64.b64decode(match_id), "little")
+    raw = {name: (key >> first) & ((1 << width) - 1) for name, (first, width) in _MATCH_KEY.items()}
+    if raw["cube_owner"] == 2:
+        raise PositionFormatError(
+            f"match ID {match_id!r}: cube owner code 2 does not exist (0, 1, or 3 = centred)"
+        )
+    if raw["game_state"] >= len(GAME_STATES):
+        raise PositionFormatError(
+            f"match ID {match_id!r}: game state {raw['game_state']} does not exist (0..4)"
+        )
+    dice = (raw["die1"], raw["die2"])
+    if any(d > 6 for d in dice) or (0 in dice and dice != (0, 0)):
+        raise PositionFormatError(
+            f"match ID {match_id!r}: the dice must be two of 1..6, or 0, 0 before the roll; "
+            f"got {dice}"
+        )
+    return {
+        "cube": 1 << raw["cube_log"],
+        "cube_owner": None if raw["cube_owner"] == 3 else raw["cube_owner"],
+        "on_roll": raw["on_roll"],
+        "crawford": bool(raw["crawford"]),
+        "game_state": GAME_STATES[raw["game_state"]],
+        "turn": raw["turn"],
+        "double_offered": bool(raw["double_offered"]),
+        "resign": raw["resign"],
+        "dice": None if dice == (0, 0) else dice,
+        "match_length": raw["match_length"],
+        "score": (raw["score0"], raw["score1"]),
+    }
+
+
+def fields_to_match_id(
+    *,
+    cube: int = 1,
+    cube_owner: int | None = None,
+    on_roll: int = 0,
+    crawford: bool = False,
+    game_state: str = "playing",
+    turn: int | None = None,
+    double_offered: bool = False,
+    resign: int = 0,
+    dice: tuple[int, int] | None = None,
+    match_length: int = 0,
+    score: tuple[int, int] = (0, 0),
+) -> str:
+    """The 12-character GNU Backgammon match ID of these fields (meanings in
+    :func:`match_id_to_fields`, which reads them back exactly); ``turn`` defaults to ``on_roll``.
+    Raises ValueError naming a field that does not fit."""
+
+    def check(name: str, value: object, ok: bool, expected: str) -> None:
+        if isinstance(value, bool) and name not in ("crawford", "double_offered"):
+            ok = False
+        if not ok:
+            raise ValueError(f"match ID field {name} must be {expected}, got {value!r}")
+
+    def is_int(x: object) -> bool:
+        return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+    turn = on_roll if turn is None else turn
+    cube_ok = is_int(cube) and 1 <= cube <= 2**15 and not cube & (cube - 1)
+    check("cube", cube, cube_ok, "a power of 2 from 1 to 32768")
+    check("cube_owner", cube_owner, cube_owner in (None, 0, 1), "0, 1 or None (centred)")
+    check("on_roll", on_roll, is_int(on_roll) and on_roll in (0, 1), "0 or 1")
+    check("turn", turn, is_int(turn) and turn in (0, 1), "0 or 1")
+    check("crawford", crawford, isinstance(crawford, bool), "True or False")
+    check("double_offered", double_offered, isinstance(double_offered, bool), "True or False")
+    check("game_state", game_state, game_state in GAME_STATES, f"one of {GAME_STATES}")
+    check("resign", resign, is_int(resign) and 0 <= resign <= 3, "0..3")
+    dice_ok = dice is None or (
+        isinstance(dice, tuple | list)
+        and len(dice) == 2
+        and all(is_int(d) and 1 <= d <= 6 for d in dice)
+    )
+    check("dice", dice, dice_ok, "None or two dice 1..6")
+    length_ok = is_int(match_length) and 0 <= match_length < 2**15
+    check("match_length", match_length, length_ok, "0 (money) or a length below 32768")
+    score_ok = (
+        isinstance(score, tuple | list)
+        and len(score) == 2
+        and all(is_int(x) and 0 <= x < 2**15 for x in score)
+    )
+    check("score", score, score_ok, "two scores 0..32767")
+    values = {
+        "cube_log": int(cube).bit_length() - 1,
+        "cube_owner": 3 if cube_owner is None else int(cube_owner),
+        "on_roll": int(on_roll),
+        "crawford": int(crawford),
+        "game_state": GAME_STATES.index(game_state),
+        "turn": int(turn),
+        "double_offered": int(double_offered),
+        "resign": int(resign),
+        "die1": 0 if dice is None else int(dice[0]),
+        "die2": 0 if dice is None else int(dice[1]),
+        "match_length": int(match_length),
+        "score0": int(score[0]),
+        "score1": int(score[1]),
+    }
+    key = 0
+    for name, (first, _width) in _MATCH_KEY.items():
+        key |= values[name] << first
+    return base64.b64encode(key.to_bytes(9, "little")).decode("ascii")
+
+
+def split_gnubg_id(text: str) -> tuple[str, str] | None:
+    """``(position ID, match ID)`` of GNU Backgammon's combined ``"POSITIONID:MATCHID"`` form
+    (surrounding spaces allowed), or None when ``text`` does not have that form."""
+    m = _GNUBG_ID.fullmatch(text) if isinstance(text, str) else None
+    return None if m is None else (m.group(1), m.group(2))
+
+
+def gnubg_id_to_position(text: str, cube_game: bool, max_cube: int) -> str:
+    """The engine's position notation (:func:`format_position`) of a GNU Backgammon ID
+    ``"POSITIONID:MATCHID"``; raises :class:`PositionFormatError` naming the problem.
+
+    The match ID gives the seat on roll (gnubg's player 0 / 1 is seat 0 / 1; the position ID has
+    that player on roll, as gnubg writes it), the dice when rolled, the cube value and owner, a
+    double offered, and whether the game is over. Game state ``none`` reads as the opening roll
+    to come, ``playing`` as a turn (dice rolled: to move; a double offered: the opponent to take
+    or drop; else to roll, or to double or roll when the cube is in play and available),
+    ``over`` as won by the player who has borne off all checkers, ``dropped`` as won by the
+    player on roll (the doubler). The engine plays one money game: the match length, the score
+    and gnubg's extension bits are not used; resignations and (with the cube) the Crawford game,
+    which the engine does not have, are refused, and so is a cube value other than 1 when the
+    game has no cube."""
+    ids = split_gnubg_id(text)
+    if ids is None:
+        raise PositionFormatError(
+            "a GNU Backgammon ID is 'POSITIONID:MATCHID' (14 and 12 characters of A-Z a-z 0-9 "
+            f"+ /), e.g. '{START_POSITION_ID}:cAkAAAAAAAAA'; got {text!r}"
+        )
+    pid, mid = ids
+    not_on_roll, on_roll_side = position_id_to_sides(pid)
+    f = match_id_to_fields(mid)
+    seat, state = f["on_roll"], f["game_state"]
+    cube, owner = f["cube"], f["cube_owner"]
+    where = f"GNU Backgammon ID {text.strip()!r}"
+    if state == "resigned" or f["resign"]:
+        raise PositionFormatError(f"{where}: resignations are not part of this engine's game")
+    if not cube_game:
+        if cube != 1 or owner is not None or f["double_offered"] or state == "dropped":
+            raise PositionFormatError(
+                f"{where} has the doubling cube in play (value {cube}, "
+                f"{'centred' if owner is None else f'owned by player {owner}'}"
+                f"{', a double offered' if f['double_offered'] else ''}), but this game has no "
+                "cube: use BackgammonGame(cube=True) (env option cube=True)"
+            )
+    elif f["crawford"]:
+        raise PositionFormatError(
+            f"{where} is a Crawford game (no doubling), which this engine does not play with the "
+            "cube: use a game without the cube"
+        )
+    if cube > max_cube:
+        raise PositionFormatError(f"{where}: cube value {cube} is above max_cube {max_cube}")
+    if (cube == 1) != (owner is None):
+        raise PositionFormatError(
+            f"{where}: the engine's cube is centred exactly while its value is 1 (cube {cube}, "
+            f"owner {owner})"
+        )
+    dice = f["dice"]
+    if state == "none":
+        word, seat = "open", 0
+    elif state == "playing":
+        if f["double_offered"]:
+            if dice is not None or f["turn"] == seat:
+                raise PositionFormatError(
+                    f"{where}: a double is offered, so the dice are not rolled and the other "
+                    "player decides"
+                )
+            word = "take"
+        elif f["turn"] != seat:
+            raise PositionFormatError(
+                f"{where}: player {f['turn']} decides, but player {seat} is on roll and no "
+                "double is offered"
+            )
+        elif dice is not None:
+            word = "".join(str(d) for d in (dice * 2 if dice[0] == dice[1] else dice))
+        else:
+            may_double = cube_game and owner in (None, seat) and cube < max_cube
+            word = "cube" if may_double else "roll"
+    elif state == "over":
+        if int(on_roll_side.sum()) == 0:
+            pass
+        elif int(not_on_roll.sum()) == 0:
+            seat = 1 - seat
+            pid = sides_to_position_id(on_roll_side, not_on_roll)
+        else:
+            raise PositionFormatError(
+                f"{where}: the game is over, but neither player has borne off all checkers"
+            )
+        word = "over"
+    else:  # dropped: the doubler (on roll) wins
+        word = "drop"
+    text_out = f"{pid} {seat} {word}"
+    if cube_game:
+        text_out += f" cube={cube}" if owner is None else f" cube={cube}@{owner}"
+    return text_out
+
+
+def state_to_gnubg_id(s: np.ndarray) -> str:
+    """GNU Backgammon's ``"POSITIONID:MATCHID"`` of a state vector (a money game: match length
+    0, score 0-0); the inverse of :func:`gnubg_id_to_position`. Raises ValueError in the middle of
+    a turn (some dice played), which gnubg's IDs cannot express."""
+    phase = int(s[k.M_PHASE])
+    turn = int(s[k.M_TURN])
+    owner = int(s[k.M_OWNER])
+    fields = {
+        "cube": int(s[k.M_CUBE]),
+        "cube_owner": None if owner < 0 else owner,
+        "on_roll": turn,
+    }
+    if phase == k.PH_OPENING:
+        fields.update(on_roll=0, game_state="none")
+    elif phase == k.PH_TAKE:
+        fields.update(turn=1 - turn, double_offered=True)
+    elif phase == k.PH_MOVE:
+        rolled = (int(s[k.M_ROLL]), int(s[k.M_ROLL + 1]))
+        left = sorted((int(d) for d in s[k.M_DICE : k.M_DICE + int(s[k.M_NDICE])]), reverse=True)
+        full = sorted(rolled, reverse=True) * (2 if rolled[0] == rolled[1] else 1)
+        if 0 in rolled or left != full:
+            raise ValueError(
+                "GNU Backgammon IDs hold a whole roll: this position is in the middle of a turn "
+                f"(dice left {left}, rolled {rolled})"
+            )
+        fields.update(dice=rolled)
+    elif phase == k.PH_OVER:
+        winner = int(s[k.M_WINNER])
+        if int(s[k.M_RESULT]) == k.RESULT_DROP:
+            fields.update(on_roll=winner, turn=1 - winner, game_state="dropped")
+        else:
+            fields.update(on_roll=winner, game_state="over")
+    seat = fields["on_roll"]
+    on = s[k.SIDE * seat : k.SIDE * seat + 25]
+    other = s[k.SIDE * (1 - seat) : k.SIDE * (1 - seat) + 25]
+    return f"{sides_to_position_id(other, on)}:{fields_to_match_id(**fields)}"
