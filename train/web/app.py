@@ -149,14 +149,18 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
     def show(request: Request, body: dict) -> dict[str, Any]:
         return locked(request, GameSession.view)
 
-    def turn(request: Request, body: dict) -> dict[str, Any]:
-        body = _fields(body, {"actions"})
+    def then_view(request: Request, change: Callable[[GameSession], Any]) -> dict[str, Any]:
+        """``change(session)`` under the lock, answered with the game as it is afterwards."""
 
-        def play(session: GameSession) -> dict[str, Any]:
-            session.human_turn(body.get("actions"))
+        def run(session: GameSession) -> dict[str, Any]:
+            change(session)
             return session.view()
 
-        return locked(request, play)
+        return locked(request, run)
+
+    def turn(request: Request, body: dict) -> dict[str, Any]:
+        body = _fields(body, {"actions"})
+        return then_view(request, lambda s: s.human_turn(body.get("actions")))
 
     def preview(request: Request, body: dict) -> dict[str, Any]:
         body = _fields(body, {"actions"})
@@ -164,21 +168,11 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
 
     def agent(request: Request, body: dict) -> dict[str, Any]:
         _fields(body, set())
-
-        def play(session: GameSession) -> dict[str, Any]:
-            session.agent_turn()
-            return session.view()
-
-        return locked(request, play)
+        return then_view(request, GameSession.agent_turn)
 
     def resign(request: Request, body: dict) -> dict[str, Any]:
         body = _fields(body, {"seat"})
-
-        def give_up(session: GameSession) -> dict[str, Any]:
-            session.resign(body.get("seat"))
-            return session.view()
-
-        return locked(request, give_up)
+        return then_view(request, lambda s: s.resign(body.get("seat")))
 
     def analysis(request: Request, body: dict) -> dict[str, Any]:
         from spieltisch.train.web.thinking import analyse_session

@@ -334,9 +334,7 @@ class GameSession:
             raise RequestError("the game is over already", 409)
         if seat not in self.humans:
             raise RequestError(f"only a person's seat can resign; people sit at {self.humans}")
-        rewards = forfeit_rewards(range(len(self.agents)), seat)
-        self.result = [float(rewards[i]) for i in range(len(self.agents))]
-        self.status, self.message = "resigned", f"seat {seat} resigned"
+        self._lose(seat, "resigned", f"seat {seat} resigned")
 
     def analyst(self, spec: str | None) -> tuple[Agent, str, bool]:
         """The agent whose thoughts the analysis shows: ``spec``, or by default the agent of the
@@ -436,9 +434,13 @@ class GameSession:
             self.message = _result_message(self.result, self.status)
 
     def _forfeit(self, seat: int, message: str) -> None:
+        self._lose(seat, "forfeit", f"{message}; seat {seat} loses by forfeit")
+
+    def _lose(self, seat: int, status: str, message: str) -> None:
+        """End the game early, lost by ``seat`` (the arena's forfeit rewards)."""
         rewards = forfeit_rewards(range(len(self.agents)), seat)
         self.result = [float(rewards[i]) for i in range(len(self.agents))]
-        self.status, self.message = "forfeit", f"{message}; seat {seat} loses by forfeit"
+        self.status, self.message = status, message
 
 
 def _chance(state: Any) -> bool:
