@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -63,24 +65,50 @@ def write_text(path: Path | None, text: str) -> None:
 
 
 def write_json(path: Path | None, data: Any) -> None:
-    """Write ``data`` as indented JSON to ``path`` (see :func:`write_text`)."""
+    """Write ``data`` as indented JSON to ``path`` (see :func:`write_text`). A dict of results
+    gets the run's peak memory so far (:func:`peak_rss_gib`) as ``peak_rss_gib``: every
+    benchmark records what it needed."""
+    if isinstance(data, dict):
+        data = {**data, "peak_rss_gib": round(peak_rss_gib(), 3)}
+        print(f"peak resident memory {data['peak_rss_gib']:.2f} GiB")
     write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def interleaved(runs: dict[str, Callable[[], int]], rounds: int) -> dict[str, dict[str, float]]:
+def interleaved(runs: dict[str, Callable[[], int]], rounds: int) -> dict[str, dict[str, Any]]:
     """Time each ``run`` (which returns how many units it did) in alternating rounds, so that
-    every contender sees the same machine conditions; returns units per second per name."""
+    every contender sees the same machine conditions.
+
+    Returns per name: ``per_second`` (the median over the rounds: one noisy round, e.g. another
+    process waking up, does not move it), ``per_second_rounds`` (every round's rate), and the
+    totals ``units`` and ``seconds``.
+    """
+    rates: dict[str, list[float]] = {name: [] for name in runs}
     totals = {name: [0, 0.0] for name in runs}
     for _ in range(rounds):
         for name, run in runs.items():
             start = time.perf_counter()
             units = run()
+            elapsed = time.perf_counter() - start
             totals[name][0] += units
-            totals[name][1] += time.perf_counter() - start
+            totals[name][1] += elapsed
+            rates[name].append(units / elapsed)
     return {
-        name: {"units": units, "seconds": seconds, "per_second": units / seconds}
+        name: {
+            "units": units,
+            "seconds": seconds,
+            "per_second": statistics.median(rates[name]),
+            "per_second_rounds": rates[name],
+        }
         for name, (units, seconds) in totals.items()
     }
+
+
+def peak_rss_gib() -> float:
+    """The most resident memory this process (and any child it waited for) has held, in GiB
+    (Linux reports ``ru_maxrss`` in KiB)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 2**20
 
 
 def write_results(args: argparse.Namespace, name: str, results: dict, markdown: str) -> None:

@@ -8,6 +8,10 @@ terminated/rewards`` over plain state arrays: the trainers and the search agents
 
 from __future__ import annotations
 
+import itertools
+import queue
+import threading
+from collections.abc import Callable
 from typing import Any, Protocol, Self, runtime_checkable
 
 import numba
@@ -184,6 +188,84 @@ class BatchedGame(Protocol):
     def set_state(self, g: int, state: Any) -> None:
         """Overwrite game ``g`` with a single-game engine ``state`` of the same game."""
         ...
+
+
+def block_bounds(num_games: int, blocks: int) -> list[tuple[int, int]]:
+    """``num_games`` split into at most ``blocks`` contiguous, non-empty ``(lo, hi)`` ranges of
+    near-equal size."""
+    bounds = np.linspace(0, num_games, blocks + 1).astype(int)
+    return [(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+
+
+def resolve_threads(threads: int | None, num_games: int, min_games_per_thread: int) -> int:
+    """The number of threads a batch steps its games on: ``threads`` if given (1..1024), else
+    numba's thread count, but never so many that a thread has fewer than
+    ``min_games_per_thread`` games (below that, handing work to a thread costs more than the
+    moves themselves)."""
+    if threads is None:
+        return max(1, min(numba.get_num_threads(), num_games // min_games_per_thread))
+    if isinstance(threads, bool) or not isinstance(threads, int | np.integer):
+        raise TypeError(f"threads must be an integer or None, got {threads!r}")
+    if not 1 <= threads <= 1024:
+        raise ValueError(f"threads must be 1..1024, got {threads}")
+    return int(threads)
+
+
+class BlockThreads:
+    """Runs a compiled loop over contiguous blocks of games, one block per thread.
+
+    Each block has its own daemon thread that always runs the same block, so its games stay in
+    that core's cache (a shared pool moving blocks between threads measured about half as fast
+    per CPU-second). The kernels release the GIL (``nogil=True``), so the blocks run in
+    parallel. With one block, :meth:`run` calls the kernel directly and no thread is started.
+    The threads keep this object alive: its owner calls :meth:`close` (in its ``__del__``).
+    """
+
+    def __init__(self, num_games: int, threads: int, name: str) -> None:
+        self.blocks = block_bounds(num_games, threads)
+        self._name = name
+        self._inboxes: list[queue.SimpleQueue] = []
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+
+    def _start(self) -> None:
+        self._inboxes = [queue.SimpleQueue() for _ in self.blocks]
+        for i, inbox in enumerate(self._inboxes):
+            threading.Thread(
+                target=self._serve, args=(inbox,), name=f"{self._name}-{i}", daemon=True
+            ).start()
+
+    def _serve(self, inbox: queue.SimpleQueue) -> None:
+        while True:
+            task = inbox.get()
+            if task is None:
+                return
+            kernel, args = task
+            try:
+                kernel(*args)
+                self._done.put(None)
+            except BaseException as err:  # handed to the caller of run()
+                self._done.put(err)
+
+    def run(self, kernel: Callable, args: Callable[[int, int, int], tuple]) -> None:
+        """``kernel(*args(lo, hi, block))`` for every block, in parallel; waits for all and
+        re-raises the first error."""
+        if len(self.blocks) == 1:
+            kernel(*args(*self.blocks[0], 0))
+            return
+        if not self._inboxes:
+            self._start()
+        for block, ((lo, hi), inbox) in enumerate(zip(self.blocks, self._inboxes, strict=True)):
+            inbox.put((kernel, args(lo, hi, block)))
+        errors = [self._done.get() for _ in self.blocks]
+        for err in errors:
+            if err is not None:
+                raise err
+
+    def close(self) -> None:
+        """Stop the threads (a later :meth:`run` starts new ones)."""
+        for inbox in self._inboxes:
+            inbox.put(None)
+        self._inboxes = []
 
 
 class ArrayStateBatch:

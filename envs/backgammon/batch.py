@@ -21,9 +21,6 @@ Two ways to step:
 from __future__ import annotations
 
 import copy
-import itertools
-import queue
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -31,9 +28,11 @@ import numba
 import numpy as np
 from spieltisch.envs._common.batch import (
     BatchSeed,
+    BlockThreads,
     check_batch_actions,
     check_int_seed,
     load_arrays,
+    resolve_threads,
     sample_legal_actions,
     save_arrays,
 )
@@ -184,45 +183,6 @@ def _step_plays(states, offsets, moves, choices, rolls, masks, terminal, w):
         _finish(s, rolls[g], masks, terminal, g, w, False)
 
 
-class _Workers:
-    """One daemon thread per block of games, each always running the same block (so its games
-    stay in that core's cache; a shared pool moving blocks between threads measured about half
-    as fast per CPU-second)."""
-
-    def __init__(self, count: int) -> None:
-        self._inboxes: list[queue.SimpleQueue] = [queue.SimpleQueue() for _ in range(count)]
-        self._done: queue.SimpleQueue = queue.SimpleQueue()
-        for i, inbox in enumerate(self._inboxes):
-            threading.Thread(
-                target=self._serve, args=(inbox,), name=f"backgammon-{i}", daemon=True
-            ).start()
-
-    def _serve(self, inbox: queue.SimpleQueue) -> None:
-        while True:
-            task = inbox.get()
-            if task is None:
-                return
-            kernel, args = task
-            try:
-                kernel(*args)
-                self._done.put(None)
-            except BaseException as err:  # handed to the caller of run()
-                self._done.put(err)
-
-    def run(self, tasks: list[tuple[Callable, tuple]]) -> None:
-        """Run ``tasks[i]`` (kernel, args) on worker ``i``; wait for all; re-raise an error."""
-        for inbox, task in zip(self._inboxes, tasks, strict=False):
-            inbox.put(task)
-        errors = [self._done.get() for _ in tasks]
-        for err in errors:
-            if err is not None:
-                raise err
-
-    def close(self) -> None:
-        for inbox in self._inboxes:
-            inbox.put(None)
-
-
 class BackgammonBatch:
     """``num_games`` backgammon games in arrays, all updated in place (a
     :class:`~spieltisch.envs._common.batch.BatchedGame`):
@@ -258,9 +218,7 @@ class BackgammonBatch:
             raise TypeError(f"num_games must be an integer, got {num_games!r}")
         if num_games < 1:
             raise ValueError(f"num_games must be at least 1, got {num_games}")
-        threads = numba.get_num_threads() if threads is None else threads
-        if not 1 <= threads <= 1024:
-            raise ValueError(f"threads must be 1..1024, got {threads}")
+        threads = resolve_threads(threads, int(num_games), 1)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.game = game
@@ -273,13 +231,11 @@ class BackgammonBatch:
         self._mask = np.zeros((self.num_games, game.num_actions), dtype=np.int8)
         self._mask_stale = False
         self.terminal = np.zeros(self.num_games, dtype=np.bool_)
-        self.threads = int(threads)
-        bounds = np.linspace(0, self.num_games, self.threads + 1).astype(int)
-        self._blocks = [(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+        self.threads = threads
+        self._threads = BlockThreads(self.num_games, threads, "backgammon")
         # One separately allocated workspace per block: numba counts references to an array's
         # memory atomically, so threads sharing one parent array would contend on its counter.
-        self._ws = [k.new_workspace() for _ in self._blocks]
-        self._workers: _Workers | None = None
+        self._ws = [k.new_workspace() for _ in self._threads.blocks]
         self._plays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.reset()
 
@@ -298,21 +254,12 @@ class BackgammonBatch:
 
     def _run(self, kernel: Callable, args: Callable[[int, int], tuple]) -> None:
         """``kernel(*args(lo, hi), workspace)`` on every block of games, in parallel."""
-        if len(self._blocks) == 1:
-            lo, hi = self._blocks[0]
-            kernel(*args(lo, hi), self._ws[0])
-            return
-        if self._workers is None:
-            self._workers = _Workers(len(self._blocks))
-        self._workers.run(
-            [(kernel, (*args(lo, hi), self._ws[t])) for t, (lo, hi) in enumerate(self._blocks)]
-        )
+        self._threads.run(kernel, lambda lo, hi, block: (*args(lo, hi), self._ws[block]))
 
     def close(self) -> None:
         """Stop the worker threads (also done when the batch is garbage collected)."""
-        if getattr(self, "_workers", None) is not None:
-            self._workers.close()
-            self._workers = None
+        if getattr(self, "_threads", None) is not None:
+            self._threads.close()
 
     def __del__(self) -> None:
         self.close()
