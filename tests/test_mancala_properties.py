@@ -120,14 +120,107 @@ def check_batch_equals_single(batch, game, num_steps_cap):
             assert tuple(batch.returns()[g]) == state.returns()
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("game", KALAHA_GAMES[:2], ids=lambda g: f"{g.rules}-{g.pits}x{g.seeds}")
-def test_kalaha_batch_equals_single(game):
-    check_batch_equals_single(KalahaBatch(game, GAMES), game, 10_000)
+def test_kalaha_batch_equals_single(game, threads):
+    check_batch_equals_single(KalahaBatch(game, GAMES, threads=threads), game, 10_000)
 
 
-def test_hus_batch_equals_single():
+@pytest.mark.parametrize("threads", [1, 3])
+def test_hus_batch_equals_single(threads):
     game = HusGame()
-    check_batch_equals_single(HusBatch(game, GAMES), game, HUS_MAX_TURNS)
+    check_batch_equals_single(HusBatch(game, GAMES, threads=threads), game, HUS_MAX_TURNS)
+
+
+def make_batch(game_name: str, num_games: int, threads: int | None = None):
+    if game_name == "kalaha":
+        return KalahaBatch(KalahaGame(pits=6, seeds=4, rules="standard"), num_games, threads)
+    return HusBatch(HusGame(), num_games, threads)
+
+
+def batch_arrays(batch) -> tuple[np.ndarray, ...]:
+    return tuple(getattr(batch, name).copy() for name in batch.state_arrays)
+
+
+@pytest.mark.parametrize("game_name", ["kalaha", "hus"])
+def test_play_random_is_the_step_loop_on_any_number_of_threads(game_name):
+    # One uniform number per game per move (chunk=1) is what sample_random_actions draws, so
+    # the compiled rollout must end exactly where the step loop ends.
+    stepped = make_batch(game_name, 300, threads=1)
+    rng = np.random.default_rng(5)
+    for _ in range(HUS_MAX_TURNS):
+        if stepped.terminal.all():
+            break
+        stepped.step(stepped.sample_random_actions(rng))
+    rolled = make_batch(game_name, 300, threads=2)
+    rolled.play_random(np.random.default_rng(5), max_moves=HUS_MAX_TURNS, chunk=1)
+    for ours, theirs in zip(batch_arrays(rolled), batch_arrays(stepped), strict=True):
+        assert np.array_equal(ours, theirs)
+    # Larger chunks draw the numbers differently, but never depend on the threads.
+    results = []
+    for threads in (1, 2, 3):
+        batch = make_batch(game_name, 300, threads=threads)
+        batch.play_random(np.random.default_rng(6), max_moves=HUS_MAX_TURNS, chunk=16)
+        results.append(batch_arrays(batch))
+    for other in results[1:]:
+        for ours, theirs in zip(results[0], other, strict=True):
+            assert np.array_equal(ours, theirs)
+    assert results[0][2].all()  # every game ended (terminal is the third state array)
+
+
+@pytest.mark.parametrize("game_name", ["kalaha", "hus"])
+def test_partial_reset_restarts_only_the_named_games(game_name):
+    batch = make_batch(game_name, 40, threads=2)
+    fresh = batch_arrays(batch)
+    batch.play_random(np.random.default_rng(1), max_moves=6)
+    played = batch_arrays(batch)
+    even = np.arange(0, 40, 2)
+    batch.reset(games=even)
+    flags = np.zeros(40, dtype=bool)
+    flags[even] = True
+    for now, before, start in zip(batch_arrays(batch), played, fresh, strict=True):
+        assert np.array_equal(now[flags], start[flags])
+        assert np.array_equal(now[~flags], before[~flags])
+    batch.reset(games=~flags, first_player=1)
+    assert (batch.current_player[~flags] == 1).all()
+    assert batch.legal_mask[~flags].any(axis=1).all()
+
+
+@pytest.mark.parametrize("game_name", ["kalaha", "hus"])
+def test_bad_batch_arguments_raise_and_change_nothing(game_name):
+    batch = make_batch(game_name, 8)
+    batch.play_random(np.random.default_rng(2), max_moves=3)
+    before = batch_arrays(batch)
+    with pytest.raises(ValueError, match="shape"):
+        batch.reset(games=np.ones(5, dtype=bool))
+    with pytest.raises(IndexError):
+        batch.reset(games=np.array([8]))
+    with pytest.raises(ValueError, match="first_player must be 0 or 1"):
+        batch.reset(first_player=2)
+    with pytest.raises(ValueError, match="chunk"):
+        batch.play_random(np.random.default_rng(0), chunk=0)
+    with pytest.raises(ValueError, match="max_moves"):
+        batch.play_random(np.random.default_rng(0), max_moves=-1)
+    for now, then in zip(batch_arrays(batch), before, strict=True):
+        assert np.array_equal(now, then)
+    with pytest.raises(ValueError, match=r"threads must be 1\.\.1024"):
+        make_batch(game_name, 8, threads=0)
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        make_batch(game_name, 8, threads=2.0)
+
+
+def test_pick_from_bits_picks_as_the_mask_sampler_does():
+    from spieltisch.envs._common.batch import _pick_legal, pick_from_bits
+
+    rng = np.random.default_rng(3)
+    masks = (rng.random((2000, 16)) < rng.random((2000, 1))).astype(np.int8)
+    uniforms = rng.random(2000)
+    from_masks = np.empty(2000, dtype=np.int64)
+    _pick_legal(masks, uniforms, from_masks)
+    for g in range(2000):
+        bits = int(sum(1 << a for a in np.flatnonzero(masks[g])))
+        expected = from_masks[g] if masks[g].any() else -1
+        assert pick_from_bits(bits, uniforms[g]) == expected
 
 
 def test_batch_rejects_illegal_actions_and_changes_nothing():

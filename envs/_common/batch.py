@@ -60,6 +60,30 @@ def check_batch_actions(
 
 
 @numba.njit(cache=True, nogil=True)
+def pick_from_bits(bits: int, uniform: float) -> int:
+    """The legal action a uniform number in [0, 1) picks from a legal-action bit set (bit ``a``
+    set: action ``a`` is legal): the ``floor(uniform * count)``-th set bit, as
+    :func:`sample_legal_actions` picks from a mask row; -1 when no bit is set."""
+    count = 0
+    rest = bits
+    while rest:
+        rest &= rest - 1
+        count += 1
+    if count == 0:
+        return -1
+    k = min(int(uniform * count), count - 1)
+    a = 0
+    rest = bits
+    while True:
+        if rest & 1:
+            if k == 0:
+                return a
+            k -= 1
+        rest >>= 1
+        a += 1
+
+
+@numba.njit(cache=True, nogil=True)
 def _pick_legal(legal_mask, uniforms, out):
     for g in range(legal_mask.shape[0]):
         count = 0
@@ -268,11 +292,90 @@ class BlockThreads:
         self._inboxes = []
 
 
+#: below this many games per thread, a mancala batch steps its games on fewer threads
+MIN_GAMES_PER_THREAD = 512
+
+
+def games_flags(games: np.ndarray | None, num_games: int) -> np.ndarray:
+    """``games`` (None: all; a boolean array; or indices) as one bool flag per game."""
+    if games is None:
+        return np.ones(num_games, dtype=np.bool_)
+    arr = np.asarray(games)
+    if arr.dtype == np.bool_:
+        if arr.shape != (num_games,):
+            raise ValueError(f"a boolean games array needs shape ({num_games},), got {arr.shape}")
+        return np.ascontiguousarray(arr)
+    flags = np.zeros(num_games, dtype=np.bool_)
+    flags[arr] = True  # numpy raises IndexError for an index out of range
+    return flags
+
+
 class ArrayStateBatch:
-    """``save``/``load``/``clone`` for a batch whose whole state is the arrays named in
-    ``state_arrays`` (no generator: the mancala games have no chance)."""
+    """What the mancala batches share: ``save``/``load``/``clone`` for a batch whose whole
+    state is the arrays named in ``state_arrays`` (no generator: these games have no chance),
+    and the threads their compiled loops run on (:class:`BlockThreads`).
+
+    A subclass calls :meth:`_init_threads` in its constructor and runs its per-game loops
+    through :meth:`_run`; each loop must only touch the games of the block it is handed.
+    """
 
     state_arrays: tuple[str, ...] = ()
+    num_games: int
+    legal_mask: np.ndarray
+    terminal: np.ndarray
+
+    def _init_threads(self, threads: int | None, name: str) -> None:
+        #: threads the compiled loops run on (see :func:`resolve_threads`)
+        self.threads = resolve_threads(threads, self.num_games, MIN_GAMES_PER_THREAD)
+        self._block_threads = BlockThreads(self.num_games, self.threads, name)
+        self._thread_name = name
+
+    def _run(self, kernel: Callable, args: Callable[[int, int], tuple]) -> None:
+        """``kernel(*args(lo, hi))`` on every block of games, in parallel."""
+        self._block_threads.run(kernel, lambda lo, hi, _block: args(lo, hi))
+
+    def close(self) -> None:
+        """Stop the worker threads (also done when the batch is garbage collected)."""
+        if getattr(self, "_block_threads", None) is not None:
+            self._block_threads.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per game (0 for finished games); the same actions
+        as :func:`sample_legal_actions`, whatever the number of threads."""
+        uniforms = rng.random(self.num_games)
+        out = np.empty(self.num_games, dtype=np.int64)
+        self._run(_pick_legal, lambda lo, hi: (self.legal_mask[lo:hi], uniforms[lo:hi], out[lo:hi]))
+        return out
+
+    def play_random(
+        self, rng: np.random.Generator, max_moves: int | None = None, chunk: int = 64
+    ) -> None:
+        """Play every unfinished game on with uniformly random legal moves until it ends (or
+        has made ``max_moves`` more moves), each thread playing whole games without returning
+        to Python (random rollouts). Each move is picked as :meth:`sample_random_actions` picks
+        (:func:`pick_from_bits`), from uniform numbers drawn ``chunk`` moves per game at a time
+        from ``rng``, so the games do not depend on the number of threads."""
+        if chunk < 1:
+            raise ValueError(f"chunk must be at least 1, got {chunk}")
+        if max_moves is not None and max_moves < 0:
+            raise ValueError(f"max_moves must be at least 0, got {max_moves}")
+        played = 0
+        while not self.terminal.all() and (max_moves is None or played < max_moves):
+            moves = chunk if max_moves is None else min(chunk, max_moves - played)
+            uniforms = rng.random((self.num_games, moves))
+            self._run(self._random_moves_kernel(), self._random_moves_args(uniforms))
+            played += moves
+
+    def _random_moves_kernel(self) -> Callable:
+        """The compiled loop that plays ``uniforms.shape[1]`` random moves in each game of a
+        block (its arguments: :meth:`_random_moves_args`)."""
+        raise NotImplementedError
+
+    def _random_moves_args(self, uniforms: np.ndarray) -> Callable[[int, int], tuple]:
+        raise NotImplementedError
 
     def save(self) -> dict[str, Any]:
         """Copies of the state arrays; :meth:`load` restores them."""
@@ -287,4 +390,6 @@ class ArrayStateBatch:
         twin = type(self).__new__(type(self))
         twin.__dict__.update(self.__dict__)
         twin.__dict__.update(self.save())
+        if hasattr(self, "_block_threads"):  # threads of its own: callers may run both at once
+            twin._block_threads = BlockThreads(self.num_games, self.threads, self._thread_name)
         return twin

@@ -17,7 +17,8 @@ from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
     check_batch_actions,
-    sample_legal_actions,
+    games_flags,
+    pick_from_bits,
 )
 from spieltisch.envs.hus.engine import HusGame, HusState
 from spieltisch.envs.hus.rules import (
@@ -50,10 +51,55 @@ def _step_all(boards, players, terminal, actions, max_sown, masks, stats):
         terminal[g] = over
         for a in range(masks.shape[1]):
             masks[g, a] = (bits >> a) & 1
-        stats[g, 0] = sown
-        stats[g, 1] = relays
-        stats[g, 2] = (packed >> CAPTURES_SHIFT) & 63
-        stats[g, 3] = (packed >> END_SHIFT) & 3  # 0 empty pit, 1 repetition, 2 sowing limit
+        _record_move(stats, g, packed, sown, relays)
+
+
+@numba.njit(cache=True, nogil=True)
+def _random_moves(boards, players, terminal, uniforms, max_sown, masks, stats):
+    """Up to ``uniforms.shape[1]`` random moves in each unfinished game (see ``play_random``);
+    ``stats`` holds each game's last move, as after :func:`_step_all`."""
+    for g in range(boards.shape[0]):
+        if terminal[g]:
+            continue
+        board = boards[g]
+        player = players[g]
+        bits = legal_bits(board, player)
+        over = False
+        packed = sown = relays = 0
+        for i in range(uniforms.shape[1]):
+            action = pick_from_bits(bits, uniforms[g, i])
+            packed, sown, relays = play_pit(board, player, action, max_sown)
+            player, over, bits = unpack_move(packed)
+            if over:
+                break
+        players[g] = player
+        terminal[g] = over
+        for a in range(masks.shape[1]):
+            masks[g, a] = (bits >> a) & 1
+        _record_move(stats, g, packed, sown, relays)
+
+
+@numba.njit(cache=True, nogil=True)
+def _record_move(stats, g, packed, sown, relays):
+    stats[g, 0] = sown
+    stats[g, 1] = relays
+    stats[g, 2] = (packed >> CAPTURES_SHIFT) & 63
+    stats[g, 3] = (packed >> END_SHIFT) & 3  # 0 empty pit, 1 repetition, 2 sowing limit
+
+
+@numba.njit(cache=True, nogil=True)
+def _restart(boards, players, terminal, masks, stats, which, initial, first_player):
+    """Games flagged in ``which`` back to ``initial`` with ``first_player[g]`` to move."""
+    for g in range(boards.shape[0]):
+        if not which[g]:
+            continue
+        boards[g, :] = initial
+        players[g] = first_player[g]
+        stats[g, :] = 0
+        bits = legal_bits(initial, first_player[g])
+        terminal[g] = bits == 0
+        for a in range(masks.shape[1]):
+            masks[g, a] = (bits >> a) & 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -87,6 +133,10 @@ class HusBatch(ArrayStateBatch):
 
     ``current_player`` of a finished game is the seat that cannot move (the loser), as in
     :class:`~spieltisch.envs.hus.engine.HusState`.
+
+    ``threads`` (default: numba's thread count, fewer for small batches, see
+    :func:`~spieltisch.envs._common.batch.resolve_threads`) splits the games into that many
+    blocks stepped in parallel; the games do not depend on it.
     """
 
     state_arrays = _STATE_ARRAYS
@@ -98,11 +148,12 @@ class HusBatch(ArrayStateBatch):
     #: the network's inputs of order one (48 stones on 32 pits)
     observation_scale = 4.0
 
-    def __init__(self, game: HusGame, num_games: int) -> None:
+    def __init__(self, game: HusGame, num_games: int, threads: int | None = None) -> None:
         if num_games < 1:
             raise ValueError(f"num_games must be at least 1, got {num_games}")
         self.game = game
         self.num_games = num_games
+        self._init_threads(threads, "hus")
         self.boards = np.zeros((num_games, *self.observation_shape), dtype=BOARD_DTYPE)
         self.current_player = np.zeros(num_games, dtype=np.int64)
         self.terminal = np.zeros(num_games, dtype=np.bool_)
@@ -127,11 +178,17 @@ class HusBatch(ArrayStateBatch):
     ) -> None:
         """Put ``games`` (default: all; an index or boolean array) back to the start position,
         ``first_player`` to move (seat 0 unless told). There is no chance: ``seed`` is unused."""
-        idx = slice(None) if games is None else games
-        self.boards[idx] = initial_board()
-        self.current_player[idx] = first_player
-        self.last_move[idx] = 0
-        self.refresh_masks()
+        which = games_flags(games, self.num_games)
+        first = np.broadcast_to(np.asarray(first_player, dtype=np.int64), (self.num_games,))
+        if not np.isin(first, (0, 1)).all():
+            raise ValueError(f"first_player must be 0 or 1, got {first_player!r}")
+        initial = initial_board()
+        self._run(
+            _restart,
+            lambda lo, hi: (self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
+                            self.legal_mask[lo:hi], self.last_move[lo:hi], which[lo:hi], initial,
+                            first[lo:hi]),
+        )  # fmt: skip
 
     def refresh_masks(self) -> None:
         """Recompute ``legal_mask`` after ``boards``/``current_player``/``terminal`` were set."""
@@ -141,7 +198,8 @@ class HusBatch(ArrayStateBatch):
         """The mover's observation (``hus_v0``'s, unscaled) and the legal mask of every game (all
         zeros for finished games); fresh arrays."""
         obs = np.empty((self.num_games, *self.observation_shape), dtype=np.float32)
-        _observe_all(self.boards, self.current_player, obs)
+        players = self.current_player
+        self._run(_observe_all, lambda lo, hi: (self.boards[lo:hi], players[lo:hi], obs[lo:hi]))
         return obs, self.legal_mask.copy()
 
     def step(self, actions: np.ndarray) -> None:
@@ -151,19 +209,21 @@ class HusBatch(ArrayStateBatch):
         the first offending game.
         """
         actions = check_batch_actions(actions, self.legal_mask, self.terminal)
-        _step_all(
-            self.boards,
-            self.current_player,
-            self.terminal,
-            actions,
-            self.game.max_sown,
-            self.legal_mask,
-            self.last_move,
-        )
+        self._run(
+            _step_all,
+            lambda lo, hi: (self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
+                            actions[lo:hi], self.game.max_sown, self.legal_mask[lo:hi],
+                            self.last_move[lo:hi]),
+        )  # fmt: skip
 
-    def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action per game (0 for finished games)."""
-        return sample_legal_actions(self.legal_mask, rng)
+    def _random_moves_kernel(self) -> Any:
+        return _random_moves
+
+    def _random_moves_args(self, uniforms: np.ndarray) -> Any:
+        return lambda lo, hi: (
+            self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
+            uniforms[lo:hi], self.game.max_sown, self.legal_mask[lo:hi], self.last_move[lo:hi],
+        )  # fmt: skip
 
     def returns(self) -> np.ndarray:
         """(N, 2) array: +1 for the winner (the player who made the last move), -1 the loser;

@@ -17,7 +17,8 @@ from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
     check_batch_actions,
-    sample_legal_actions,
+    games_flags,
+    pick_from_bits,
 )
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
 from spieltisch.envs.kalaha.rules import (
@@ -46,9 +47,44 @@ def _step_all(boards, players, terminal, actions, empty_capture, masks):
 
 
 @numba.njit(cache=True, nogil=True)
+def _random_moves(boards, players, terminal, uniforms, empty_capture, masks):
+    """Up to ``uniforms.shape[1]`` random moves in each unfinished game (see ``play_random``)."""
+    for g in range(boards.shape[0]):
+        if terminal[g]:
+            continue
+        board = boards[g]
+        player = players[g]
+        bits = legal_bits(board, player)
+        over = False
+        for i in range(uniforms.shape[1]):
+            pit = pick_from_bits(bits, uniforms[g, i])
+            player, over, bits = unpack_move(sow(board, player, pit, empty_capture))
+            if over:
+                break
+        players[g] = player
+        terminal[g] = over
+        for i in range(masks.shape[1]):
+            masks[g, i] = (bits >> i) & 1
+
+
+@numba.njit(cache=True, nogil=True)
 def _masks_of(boards, players, terminal, masks):
     for g in range(boards.shape[0]):
         bits = 0 if terminal[g] else legal_bits(boards[g], players[g])
+        for i in range(masks.shape[1]):
+            masks[g, i] = (bits >> i) & 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _restart(boards, players, terminal, masks, which, initial, first_player):
+    """Games flagged in ``which`` back to ``initial`` with ``first_player[g]`` to move."""
+    for g in range(boards.shape[0]):
+        if not which[g]:
+            continue
+        boards[g, :] = initial
+        players[g] = first_player[g]
+        terminal[g] = False
+        bits = legal_bits(initial, first_player[g])
         for i in range(masks.shape[1]):
             masks[g, i] = (bits >> i) & 1
 
@@ -74,6 +110,10 @@ class KalahaBatch(ArrayStateBatch):
 
     ``current_player`` of a finished game is the seat that would move next, as in
     :class:`~spieltisch.envs.kalaha.engine.KalahaState`.
+
+    ``threads`` (default: numba's thread count, fewer for small batches, see
+    :func:`~spieltisch.envs._common.batch.resolve_threads`) splits the games into that many
+    blocks stepped in parallel; the games do not depend on it.
     """
 
     state_arrays = _STATE_ARRAYS
@@ -81,11 +121,13 @@ class KalahaBatch(ArrayStateBatch):
     game_name = "kalaha"
     num_players = 2
 
-    def __init__(self, game: KalahaGame, num_games: int) -> None:
+    def __init__(self, game: KalahaGame, num_games: int, threads: int | None = None) -> None:
         if num_games < 1:
             raise ValueError(f"num_games must be at least 1, got {num_games}")
         self.game = game
         self.num_games = num_games
+        self._init_threads(threads, "kalaha")
+        self._initial_boards = [game.new_initial_state(p).board for p in (0, 1)]
         self.num_actions = game.pits
         self.observation_shape = (2 * game.pits + 2,)
         #: stones per pit at the start: a network's inputs of order one
@@ -113,12 +155,16 @@ class KalahaBatch(ArrayStateBatch):
     ) -> None:
         """Put ``games`` (default: all; an index or boolean array) back to the start position,
         ``first_player`` to move (seat 0 unless told). There is no chance: ``seed`` is unused."""
-        idx = slice(None) if games is None else games
-        initial = self.game.new_initial_state()
-        self.boards[idx] = initial.board
-        self.current_player[idx] = first_player
-        self.terminal[idx] = False
-        self.refresh_masks()
+        which = games_flags(games, self.num_games)
+        first = np.broadcast_to(np.asarray(first_player, dtype=np.int64), (self.num_games,))
+        if not np.isin(first, (0, 1)).all():
+            raise ValueError(f"first_player must be 0 or 1, got {first_player!r}")
+        initial = self._initial_boards[0]  # the same for either first player
+        self._run(
+            _restart,
+            lambda lo, hi: (self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
+                            self.legal_mask[lo:hi], which[lo:hi], initial, first[lo:hi]),
+        )  # fmt: skip
 
     def refresh_masks(self) -> None:
         """Recompute ``legal_mask`` after ``boards``/``current_player``/``terminal`` were set."""
@@ -128,7 +174,8 @@ class KalahaBatch(ArrayStateBatch):
         """The mover's observation (``kalaha_v0``'s, unscaled) and the legal mask of every game
         (all zeros for finished games); fresh arrays."""
         obs = np.empty((self.num_games, *self.observation_shape), dtype=np.float32)
-        _observe_all(self.boards, self.current_player, obs)
+        players = self.current_player
+        self._run(_observe_all, lambda lo, hi: (self.boards[lo:hi], players[lo:hi], obs[lo:hi]))
         return obs, self.legal_mask.copy()
 
     def step(self, actions: np.ndarray) -> None:
@@ -138,18 +185,20 @@ class KalahaBatch(ArrayStateBatch):
         the first offending game.
         """
         actions = check_batch_actions(actions, self.legal_mask, self.terminal)
-        _step_all(
-            self.boards,
-            self.current_player,
-            self.terminal,
-            actions,
-            self.game.empty_capture,
-            self.legal_mask,
-        )
+        self._run(
+            _step_all,
+            lambda lo, hi: (self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
+                            actions[lo:hi], self.game.empty_capture, self.legal_mask[lo:hi]),
+        )  # fmt: skip
 
-    def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action per game (0 for finished games)."""
-        return sample_legal_actions(self.legal_mask, rng)
+    def _random_moves_kernel(self) -> Any:
+        return _random_moves
+
+    def _random_moves_args(self, uniforms: np.ndarray) -> Any:
+        return lambda lo, hi: (
+            self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
+            uniforms[lo:hi], self.game.empty_capture, self.legal_mask[lo:hi],
+        )  # fmt: skip
 
     def score_difference(self) -> np.ndarray:
         """Store of seat 0 minus store of seat 1, per game."""
