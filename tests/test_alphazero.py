@@ -115,8 +115,10 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         assert report.pairs[0].games == 4
     with pytest.raises(ValueError, match="sims"):
         make_agent(f"checkpoint:{path}:sims=-1", "kalaha", game_options=SMALL)
-    with pytest.raises(ValueError, match="HiLo"):
-        make_agent("pretrained:hilo:sims=4", "hilo")
+    with pytest.raises(ValueError, match="dets=D is for HiLo"):
+        make_agent(f"checkpoint:{path}:sims=4,dets=2", "kalaha", game_options=SMALL)
+    with pytest.raises(ValueError, match="'dets' needs 'sims'"):
+        make_agent(f"checkpoint:{path}:dets=2", "kalaha", game_options=SMALL)
 
 
 @pytest.mark.parametrize(
@@ -126,7 +128,7 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         ("c_scale=-1", "'c_scale' must be at least 0"),
         ("lr=0", "'lr' must be positive"),
         ("device=tpu", "'device' must be cpu, cuda or auto"),
-        ("game=hilo", "perfect-information games"),
+        ("game=backgammon", "kalaha, hus and hilo"),
         ("eval_opponents=[nobody]", "unknown agent 'nobody'"),
         ("sims=4", "unknown key 'sims'"),
         ("lr_final=0.01", "'lr_final' must be in"),

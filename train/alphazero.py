@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+from spieltisch.agents.neural.determinized_search import InformationSetSearch
 from spieltisch.agents.neural.gumbel_search import GumbelSearch, SearchConfig, policy_evaluator
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.envs._common.batch import BatchedGame
@@ -78,6 +79,24 @@ def search_config(cfg: AlphaZeroConfig, sims: int, gumbel_scale: float) -> Searc
     """The search settings of a config with ``sims`` simulations and root noise ``gumbel_scale``
     (self-play: the config's own; evaluation: no noise)."""
     return SearchConfig(sims, cfg.max_considered, gumbel_scale, cfg.c_visit, cfg.c_scale)
+
+
+#: games whose players may not see the whole state: searched from information sets
+HIDDEN_INFORMATION_GAMES = frozenset({"hilo"})
+
+
+def make_search(
+    cfg: AlphaZeroConfig, sims: int, gumbel_scale: float
+) -> GumbelSearch | InformationSetSearch:
+    """The search of self-play (the config's noise) or of evaluations (``gumbel_scale`` 0):
+    of the real position, or for a hidden-information game of ``cfg.determinizations`` states
+    drawn from the mover's information set. Both answer ``search(games, evaluate, rng)``."""
+    config = search_config(cfg, sims, gumbel_scale)
+    if cfg.game not in HIDDEN_INFORMATION_GAMES:
+        return GumbelSearch(config)
+    return InformationSetSearch(
+        config, cfg.determinizations, lambda n: make_games(cfg.game, cfg.game_options, n)
+    )
 
 
 def resolve_device(name: str) -> str:
@@ -137,12 +156,13 @@ class ReplayBuffer:
 def self_play(
     cfg: AlphaZeroConfig,
     games: BatchedGame,
-    search: GumbelSearch,
+    search: GumbelSearch | InformationSetSearch,
     evaluate: Any,
     rng: np.random.Generator,
 ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """Play every game of ``games`` to the end with the search; returns the positions with their
-    targets (``obs``, ``mask``, ``policy``, ``value``) and statistics."""
+    targets (``obs``, ``mask``, ``policy``, ``value``) and statistics. Each position is learnt
+    from as its mover observed it (HiLo: what that seat may know)."""
     games.reset(seed=rng)
     rec: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "policy": [], "game": [], "seat": []}
     root_values, root_entropy = [], []
@@ -261,7 +281,7 @@ class AlphaZeroTrainer(IterationTrainer):
         optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         replay = ReplayBuffer(cfg.replay_size, net.arch.observation_size, net.arch.num_actions)
         self.state = AlphaZeroState(net, optimizer, np.random.default_rng(cfg.seed), replay)
-        self.search = GumbelSearch(search_config(cfg, cfg.num_simulations, cfg.gumbel_scale))
+        self.search = make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
         self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
 
     # --- where the run stands ---
@@ -334,7 +354,7 @@ class AlphaZeroTrainer(IterationTrainer):
         sims = self.cfg.eval_simulations
         choose = None
         if sims > 0:
-            search = GumbelSearch(search_config(self.cfg, sims, 0.0))
+            search = make_search(self.cfg, sims, 0.0)
             evaluate = policy_evaluator(net, self.games.num_players, self.device)
 
             def choose(games: BatchedGame, rows: np.ndarray, obs, mask, rng) -> np.ndarray:

@@ -252,6 +252,10 @@ class AlphaZeroConfig(RunConfig):
     """sigma's visit offset (c_visit)"""
     c_scale: float = 0.1
     """sigma's scale (c_scale)"""
+    determinizations: int = 4
+    """HiLo (hidden cards): states drawn from the mover's information set at each decision,
+    each searched, their root statistics combined (agents/neural/determinized_search.py); the
+    perfect-information games search the real position and ignore it"""
 
     # --- network ---
     hidden: list[int] = field(default_factory=lambda: [128, 128])
@@ -427,7 +431,10 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
 
 
 def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
-    positive = ("total_positions", "num_games", "max_turns", "num_simulations", "max_considered")
+    positive = (
+        *("total_positions", "num_games", "max_turns", "num_simulations", "max_considered"),
+        "determinizations",
+    )
     _check_at_least_one(cfg, (*positive, "batch_size", "replay_size", "torch_threads"), source)
     for key in ("lr", "sample_reuse"):
         if getattr(cfg, key) <= 0:
@@ -443,10 +450,11 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'lr_final' must be in (0, lr], got {cfg.lr_final}")
     if not cfg.hidden or any(h < 1 for h in cfg.hidden):
         raise ConfigError(f"{source}: key 'hidden' must list positive widths, got {cfg.hidden}")
-    if cfg.game not in ("kalaha", "hus"):
+    if cfg.game not in ("kalaha", "hus", "hilo"):
         raise ConfigError(
-            f"{source}: key 'game': algorithm alphazero supports the perfect-information games "
-            f"kalaha and hus so far, got {cfg.game!r}"
+            f"{source}: key 'game': algorithm alphazero supports kalaha, hus and hilo so far "
+            f"(backgammon searches at play time only: pretrained:backgammon:sims=N), got "
+            f"{cfg.game!r}"
         )
     if cfg.device not in ("cpu", "cuda", "auto"):
         raise ConfigError(f"{source}: key 'device' must be cpu, cuda or auto, got {cfg.device!r}")

@@ -12,7 +12,9 @@ of minimax over the network's value head before each move (Kalaha and Hus; see
 positions (endgames, forced lines). HiLo (hidden cards): ``pretrained:hilo:search=16`` samples
 16 states consistent with the seat's knowledge and looks to the end of its turn
 (``search=16,weight=0.5``: the value head's weight; see :mod:`spieltisch.agents.hilo.search`).
-Backgammon's TD nets take ``ply``, ``keep`` and the cube parameters ``cube=janowski|never`` and
+Backgammon's TD nets take ``ply``, ``keep``, ``sims`` (``pretrained:backgammon:sims=32``: Gumbel
+search with the dice as chance nodes, :mod:`spieltisch.agents.backgammon.chance_search`;
+``sims=0`` is the plain 1-ply net) and the cube parameters ``cube=janowski|never`` and
 ``cube_life=0.68`` (``pretrained:backgammon:cube_life=0.7``; see
 :mod:`spieltisch.agents.backgammon.cube`).
 """
@@ -102,8 +104,12 @@ def make_prefixed_agent(
         value = head
         params = parse_agent_name(f"x:{tail}")[1]
     # ply, keep, cube, cube_life: TD value nets (cube: agents/backgammon/cube.py); weight: HiLo
-    # search (agents/hilo/search.py); sims: Gumbel search; algo: which shipped agent (pretrained:)
-    known = {"search", "leaves", "ply", "keep", "cube", "cube_life", "weight", "sims", "algo"}
+    # search (agents/hilo/search.py); sims: Gumbel search (dets: its HiLo determinizations);
+    # algo: which shipped agent (pretrained:)
+    known = {
+        *("search", "leaves", "ply", "keep", "cube", "cube_life", "weight", "sims", "dets"),
+        "algo",
+    }
     unknown = set(params) - known
     if unknown:
         raise ValueError(
@@ -130,18 +136,31 @@ def make_prefixed_agent(
     from spieltisch.agents.backgammon import td_value
 
     if td_value.is_td_checkpoint(ckpt.meta):  # a TD value net: best afterstate, 1-ply
-        unknown = set(params) - {"ply", "keep", "cube", "cube_life"}
+        unknown = set(params) - {"ply", "keep", "cube", "cube_life", "sims"}
         if unknown:
             raise ValueError(
-                f"{prefix}:{value}: a TD value net takes 'ply' and 'keep' (search), 'cube' and "
-                "'cube_life' (cube decisions)"
+                f"{prefix}:{value}: a TD value net takes 'ply' and 'keep' (search), 'sims' "
+                "(Gumbel search with chance nodes), 'cube' and 'cube_life' (cube decisions)"
             )
         search = {key: v for key, v in params.items() if key in ("ply", "keep")}
         cube = {key: v for key, v in params.items() if key in ("cube", "cube_life")}
+        sims = 0
+        if "sims" in params:  # sims=N: agents/backgammon/chance_search.py; sims=0: 1-ply
+            from spieltisch.agents.backgammon import chance_search
+
+            sims = chance_search.check_sims(params["sims"])
+            if search:
+                raise ValueError(
+                    f"{prefix}:{value}: 'sims' (Gumbel search) and {sorted(search)} (the 2-ply "
+                    "search) are two different searches: give one of them"
+                )
         try:
             agent = td_value.agent_from_checkpoint(ckpt, seed=seed, **search)
         except CheckpointError as err:
             raise ValueError(str(err)) from err
+        if sims:
+            reward = game_options.get("reward", "points")
+            agent = chance_search.TDSearchAgent(agent.params, seed, sims, reward=reward)
         agent.set_cube(**cube)
         agent.name = f"{prefix}:{value}" + "".join(f":{k}={v}" for k, v in params.items())
         return agent
@@ -162,12 +181,16 @@ def make_prefixed_agent(
         return agent
     if "weight" in params:
         raise ValueError(f"{prefix}:{value}: 'weight' is for HiLo search (search=16,weight=2)")
+    if "dets" in params and "sims" not in params:
+        raise ValueError(f"{prefix}:{value}: 'dets' needs 'sims' (e.g. sims=16,dets=8)")
     if "sims" in params:
-        if set(params) != {"sims"}:
-            raise ValueError(f"{prefix}:{value}: 'sims' takes no other parameter")
+        if set(params) - {"sims", "dets"}:
+            raise ValueError(f"{prefix}:{value}: 'sims' takes no other parameter but 'dets'")
         from spieltisch.agents.neural.gumbel_search import GumbelSearchAgent
 
-        agent = GumbelSearchAgent(ckpt.policy(), game, ckpt.game_options, params["sims"], seed)
+        agent = GumbelSearchAgent(
+            ckpt.policy(), game, ckpt.game_options, params["sims"], seed, params.get("dets")
+        )
         agent.name = searched_name
         agent.trained_options = ckpt.game_options  # what its value means (analysis)
         return agent

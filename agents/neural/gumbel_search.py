@@ -279,6 +279,31 @@ def _backup(parent, visits, value_sum, leaf, value, active):
 
 
 @numba.njit(cache=True, nogil=True)
+def _root_decision(
+    children, legal, logits, visits, value_sum, raw_value, seat, gumbel, c_visit, c_scale,
+    probs, sigma, score, child_visits, policy_out,
+):  # fmt: skip
+    """At a root (node 0 of one game's tree): the action to play, the best-scoring among the
+    most visited legal actions, and the improved policy into ``policy_out``; ``sigma`` keeps
+    ``logits + sigma(completedQ)``, ``child_visits`` the root actions' visits."""
+    _sigma_completed_q(
+        children, legal, logits, visits, value_sum, raw_value, seat, 0, c_visit, c_scale, probs,
+        sigma,
+    )  # fmt: skip
+    _child_visits(children, visits, child_visits)
+    most = 0
+    for a in range(logits.shape[0]):
+        if legal[a]:
+            most = max(most, child_visits[a])
+    _root_score(logits, legal, gumbel, sigma, child_visits, most, score)
+    action = np.argmax(score)
+    for a in range(logits.shape[0]):
+        sigma[a] += logits[a]
+    _softmax_legal(sigma, legal, policy_out)
+    return action
+
+
+@numba.njit(cache=True, nogil=True)
 def _final(
     children,
     legal,
@@ -308,37 +333,46 @@ def _final(
         if not active[g]:
             continue
         seat = mover[g, 0]
-        _sigma_completed_q(
-            children[g, 0],
-            legal[g, 0],
-            logits[g, 0],
-            visits[g],
-            value_sum[g],
-            raw_value[g],
-            seat,
-            0,
-            c_visit,
-            c_scale,
-            probs,
-            sigma,
-        )
-        _child_visits(children[g, 0], visits[g], child_visits)
-        most = 0
-        for a in range(num_actions):
-            if legal[g, 0, a]:
-                most = max(most, child_visits[a])
-        _root_score(logits[g, 0], legal[g, 0], gumbel[g], sigma, child_visits, most, score)
-        action_out[g] = np.argmax(score)
+        action_out[g] = _root_decision(
+            children[g, 0], legal[g, 0], logits[g, 0], visits[g], value_sum[g], raw_value[g],
+            seat, gumbel[g], c_visit, c_scale, probs, sigma, score, child_visits, policy_out[g],
+        )  # fmt: skip
         for a in range(num_actions):
             visits_out[g, a] = child_visits[a]
             c = children[g, 0, a]
             q_out[g, a] = (
                 value_sum[g, c, seat] / visits[g, c] if c >= 0 and visits[g, c] > 0 else np.nan
             )
-            sigma[a] += logits[g, 0, a]
-        _softmax_legal(sigma, legal[g, 0], probs)
+
+
+@numba.njit(cache=True, nogil=True)
+def _combined_final(
+    logits, legal, child_visits, q_sum, network_value, gumbel, c_visit, c_scale, action_out,
+    policy_out,
+):  # fmt: skip
+    """:func:`_root_decision` for root statistics summed over several searches of one position
+    (``child_visits[g, a]`` visits, ``q_sum[g, a]`` the sum of their returns for the mover,
+    ``network_value[g]`` the root's network value): each game's root is rebuilt as a one-level
+    tree (child ``a`` is node ``a + 1``) and decided as a searched root is."""
+    num_games, num_actions = logits.shape
+    children = np.arange(1, num_actions + 1)
+    visits = np.zeros(num_actions + 1, dtype=np.int64)
+    value_sum = np.zeros((num_actions + 1, 1))
+    raw_value = np.zeros((num_actions + 1, 1))
+    probs = np.empty(num_actions)
+    sigma = np.empty(num_actions)
+    score = np.empty(num_actions)
+    seen = np.empty(num_actions, dtype=np.int64)
+    for g in range(num_games):
+        visits[0] = 1
+        raw_value[0, 0] = network_value[g]
         for a in range(num_actions):
-            policy_out[g, a] = probs[a]
+            visits[a + 1] = child_visits[g, a]
+            value_sum[a + 1, 0] = q_sum[g, a]
+        action_out[g] = _root_decision(
+            children, legal[g], logits[g], visits, value_sum, raw_value, 0, gumbel[g], c_visit,
+            c_scale, probs, sigma, score, seen, policy_out[g],
+        )  # fmt: skip
 
 
 @dataclass
@@ -355,6 +389,10 @@ class SearchResult:
     """``(B, A)`` the mean return of each root action for the player to move (NaN: not visited)"""
     visits: np.ndarray
     """``(B, A)`` the visit count of each root action"""
+    prior_logits: np.ndarray
+    """``(B, A)`` the network's logits at the root (a large negative number at illegal actions)"""
+    network_value: np.ndarray
+    """``(B, num_players)`` the network's value of the root per seat (absolute seats)"""
 
 
 @dataclass(frozen=True)
@@ -399,10 +437,15 @@ class GumbelSearch:
         self.table = considered_visits_table(config.max_considered, config.num_simulations)
 
     def search(
-        self, roots: BatchedGame, evaluate: Evaluator, rng: np.random.Generator
+        self,
+        roots: BatchedGame,
+        evaluate: Evaluator,
+        rng: np.random.Generator,
+        gumbel: np.ndarray | None = None,
     ) -> SearchResult:
         """Search from every unfinished game of ``roots`` (left unchanged) and return the
-        actions, improved policies and root statistics."""
+        actions, improved policies and root statistics. ``gumbel`` ``(B, A)``: the root noise
+        (already scaled) instead of ``gumbel_scale`` times fresh draws from ``rng``."""
         cfg = self.config
         num_games, num_actions, players = roots.num_games, roots.num_actions, roots.num_players
         nodes = cfg.num_simulations + 1
@@ -424,6 +467,8 @@ class GumbelSearch:
             root_value=np.zeros((num_games, players)),
             q=np.full((num_games, num_actions), np.nan),
             visits=np.zeros((num_games, num_actions), dtype=np.int64),
+            prior_logits=logits[:, 0].copy(),
+            network_value=raw_value[:, 0].copy(),
         )
         if not active.any():
             return result
@@ -435,7 +480,10 @@ class GumbelSearch:
         value_sum[idx, 0] = raw_value[idx, 0]
         visits[idx, 0] = 1
         mover[:, 0] = mover0
-        gumbel = cfg.gumbel_scale * rng.gumbel(size=(num_games, num_actions))
+        if gumbel is None:
+            gumbel = cfg.gumbel_scale * rng.gumbel(size=(num_games, num_actions))
+        elif np.shape(gumbel) != (num_games, num_actions):
+            raise ValueError(f"gumbel must have shape {(num_games, num_actions)}")
 
         # the positions of the tree: the protocol's per-game arrays, one row per (game, node)
         leaf = roots.clone()
@@ -519,6 +567,8 @@ class GumbelSearch:
             result.visits,
         )
         result.root_value[idx] = value_sum[idx, 0] / visits[idx, 0][:, None]
+        result.prior_logits = logits[:, 0].copy()
+        result.network_value = raw_value[:, 0].copy()
         return result
 
 
@@ -544,9 +594,15 @@ def policy_evaluator(net: Any, num_players: int, device: str = "cpu") -> Evaluat
 
 class GumbelSearchAgent(Agent):
     """A network with Gumbel search at play time (``checkpoint:PATH:sims=N``): each move searches
-    ``sims`` simulations from the real position (no root noise: ``gumbel_scale=0``, so the move
-    is deterministic) and plays the search's choice; ``sims=0`` plays the network's most likely
-    legal move. Perfect-information games only: the search reads the state it is given."""
+    ``sims`` simulations (no root noise: ``gumbel_scale=0``, so the move is deterministic given
+    the agent's generator) and plays the search's choice; ``sims=0`` plays the network's most
+    likely legal move. Perfect-information games search the real position they are given;
+    HiLo (hidden cards) searches ``dets`` determinizations drawn from the
+    :class:`~spieltisch.agents.base.InformationSet` it is given (``:sims=N,dets=D``; see
+    :mod:`spieltisch.agents.neural.determinized_search`)."""
+
+    #: determinizations per HiLo decision unless ``dets`` says otherwise
+    DEFAULT_DETERMINIZATIONS = 8
 
     def __init__(
         self,
@@ -555,18 +611,31 @@ class GumbelSearchAgent(Agent):
         game_options: dict[str, Any],
         sims: int,
         seed: int | None = None,
+        dets: int | None = None,
     ) -> None:
         super().__init__(seed)
         if isinstance(sims, bool) or not isinstance(sims, int) or sims < 0:
             raise ValueError(f"sims must be a whole number >= 0, got {sims!r}")
-        if game == "hilo":
-            raise ValueError("sims=N searches the real state: HiLo hides cards (use search=N)")
+        self.hidden = game == "hilo"
+        if dets is not None and not self.hidden:
+            raise ValueError(f"dets=D is for HiLo (hidden cards), not for {game}")
+        if dets is not None and (isinstance(dets, bool) or not isinstance(dets, int) or dets < 1):
+            raise ValueError(f"dets must be a whole number >= 1, got {dets!r}")
         self.sims = sims
         self.net = net.eval()
         self.name = f"gumbel_search:sims={sims}"
         self.batch = make_batch(game, 1, **game_options)
-        self.search = GumbelSearch(SearchConfig(num_simulations=sims, gumbel_scale=0.0))
         self.evaluate = policy_evaluator(self.net, self.batch.num_players)
+        if self.hidden:
+            from spieltisch.agents.neural.determinized_search import (
+                information_set_agent_search,
+            )
+
+            self.dets = self.DEFAULT_DETERMINIZATIONS if dets is None else dets
+            self.name += f",dets={self.dets}"
+            self.search: Any = information_set_agent_search(game, game_options, sims, self.dets)
+        else:
+            self.search = GumbelSearch(SearchConfig(num_simulations=sims, gumbel_scale=0.0))
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         legal = legal_actions_of(observation)
@@ -576,7 +645,8 @@ class GumbelSearchAgent(Agent):
             logits, _ = self.evaluate(obs, mask)
             return int(np.argmax(np.where(mask[0] != 0, logits[0], -np.inf)))
         if state is None:
-            raise ValueError("a searching agent needs the game state")
+            what = "information set" if self.hidden else "game state"
+            raise ValueError(f"a searching agent needs the {what}")
         action = int(self.run_search(state).action[0])
         if action not in legal:  # cannot happen: the search only expands legal moves
             raise RuntimeError(f"search chose illegal action {action}; legal: {legal.tolist()}")
@@ -590,7 +660,19 @@ class GumbelSearchAgent(Agent):
     ) -> SearchResult:
         """The search :meth:`act` runs from ``state`` (it plays ``result.action[0]``), with
         ``rng`` (default the agent's own generator) in ``batch`` (default the agent's own;
-        pass ``self.batch.clone()`` and a copy of the generator to leave the agent as it was)."""
+        pass ``self.batch.clone()`` and a copy of the generator to leave the agent as it was).
+        HiLo: ``state`` is the seat's :class:`~spieltisch.agents.base.InformationSet` (a real
+        state is refused: the search must not see hidden cards); ``batch`` is unused."""
+        rng = self.rng if rng is None else rng
+        if self.hidden:
+            from spieltisch.agents.base import InformationSet
+
+            if not isinstance(state, InformationSet):
+                raise TypeError(
+                    "a HiLo search agent searches from an InformationSet, got "
+                    f"{type(state).__name__} (the real state would show hidden cards)"
+                )
+            return self.search.search_infosets([state], self.evaluate, rng)
         batch = self.batch if batch is None else batch
         batch.set_state(0, state)
-        return self.search.search(batch, self.evaluate, self.rng if rng is None else rng)
+        return self.search.search(batch, self.evaluate, rng)

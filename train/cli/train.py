@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "how to evaluate and play the result. A run_dir holds one run: one that holds "
             "another is an error (continue it with --resume, start over with --overwrite, or "
             "pick another with --set run_dir=DIR). The config's 'algorithm' picks the "
-            "trainer: ppo (any game), alphazero (Gumbel AlphaZero: kalaha, hus) or td "
+            "trainer: ppo (any game), alphazero (Gumbel AlphaZero: kalaha, hus, hilo) or td "
             "(backgammon, TD(lambda) over afterstates: configs/backgammon_td.yaml)."
         ),
     )
