@@ -94,7 +94,7 @@ def hilo_positions(num_players: int, count: int, seed: int):
 
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_agent_decisions_ignore_what_the_mover_cannot_know(num_players):
-    game, states = hilo_positions(num_players, 12, seed=num_players)
+    _, states = hilo_positions(num_players, 12, seed=num_players)
     batch = make_batch("hilo", 1, num_players=num_players)
     agent = GumbelSearchAgent(untrained_net(batch), "hilo", {"num_players": num_players}, 6, 0, 3)
     rng = np.random.default_rng(9)
@@ -123,7 +123,7 @@ def test_agent_decisions_ignore_what_the_mover_cannot_know(num_players):
 
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_self_play_search_ignores_what_the_movers_cannot_know(num_players):
-    game, states = hilo_positions(num_players, 8, seed=10 + num_players)
+    _, states = hilo_positions(num_players, 8, seed=10 + num_players)
     real = make_batch("hilo", len(states), num_players=num_players)
     twin = make_batch("hilo", len(states), num_players=num_players)
     rng = np.random.default_rng(1)
