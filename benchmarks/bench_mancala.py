@@ -8,7 +8,12 @@ machine's conditions):
 
 * Kalaha ``standard`` 6 x 4 through the single-game Python API (``legal_actions`` + ``apply``)
   against OpenSpiel's ``mancala`` through pyspiel (same rules: see tests/test_kalaha_openspiel.py);
-* the batched Kalaha engine on the same rules;
+* the batched Kalaha engine on the same rules: stepped from Python (``step`` with
+  ``sample_random_actions``, what training does) and as compiled random rollouts
+  (``play_random``) on 1 and 2 threads;
+* the kernel limit: the compiled move kernels alone in one loop (no Python, no batch, one core),
+  as nanoseconds per move and the games per second one core could play that way; every
+  contender's share of that limit is printed beside it;
 * AEC steps per second of ``kalaha_v0`` and ``hus_v0`` against PettingZoo's ``connect_four_v3``;
 * Hus games per second, single and batched, mean moves per game, the longest move seen;
 * a soak: many random games per game through the batched engines, with stone conservation,
@@ -22,18 +27,24 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import add_run_options, interleaved, write_results
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.envs import hus_v0, kalaha_v0
+from spieltisch.envs._common.batch import pick_from_bits
 from spieltisch.envs.hus import HusGame
 from spieltisch.envs.hus.batch import HusBatch
 from spieltisch.envs.kalaha import KalahaGame
 from spieltisch.envs.kalaha.batch import KalahaBatch
+from spieltisch.envs.kalaha.rules import legal_bits as kalaha_legal_bits
+from spieltisch.envs.kalaha.rules import sow
+from spieltisch.envs.kalaha.rules import unpack_move as kalaha_unpack
 
 HUS_MAX_TURNS = 1000
 
@@ -63,6 +74,53 @@ def batch_games(batch, rng: np.random.Generator, max_steps: int) -> tuple[int, i
         batch.step(batch.sample_random_actions(rng))
         steps += 1
     return batch.num_games, moves
+
+
+@numba.njit(cache=True)
+def _kalaha_kernel_loop(initial, first_player, uniforms, empty_capture):
+    """Random games played one after another with the move kernel alone; returns (games, moves)
+    when the uniform numbers run out (the unfinished last game is not counted)."""
+    board = initial.copy()
+    player = first_player
+    bits = kalaha_legal_bits(board, player)
+    games = counted = 0
+    for i in range(uniforms.shape[0]):
+        player, over, bits = kalaha_unpack(
+            sow(board, player, pick_from_bits(bits, uniforms[i]), empty_capture)
+        )
+        if over:
+            games += 1
+            counted = i + 1
+            board[:] = initial
+            player = first_player
+            bits = kalaha_legal_bits(board, player)
+    return games, counted
+
+
+def kalaha_kernel_limit(game: KalahaGame, moves: int, rng: np.random.Generator) -> dict:
+    """The compiled kernel's cost per move and the games per second it allows on one core."""
+    uniforms = rng.random(moves)
+    initial = game.new_initial_state().board.copy()
+    _kalaha_kernel_loop(initial, 0, uniforms[:1000], game.empty_capture)  # compile
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        games, counted = _kalaha_kernel_loop(initial, 0, uniforms, game.empty_capture)
+        best = min(best, time.perf_counter() - t0)
+    ns_per_move = best / moves * 1e9
+    per_game = counted / games
+    return {
+        "ns_per_move": ns_per_move,
+        "moves_per_game": per_game,
+        "games_per_second_one_core": 1e9 / (ns_per_move * per_game),
+    }
+
+
+def rollout_games(batch, rng: np.random.Generator) -> int:
+    """Every game of ``batch`` played to its end by the compiled rollouts; returns the games."""
+    batch.reset()
+    batch.play_random(rng)
+    return batch.num_games
 
 
 def aec_steps(env, steps: int, rng: np.random.Generator) -> int:
@@ -175,21 +233,45 @@ def main() -> None:
     kalaha_single(kalaha, 50, py_rng)  # warm-up: load compiled kernels
     batch = KalahaBatch(kalaha, 4096)
     batch_games(batch, np_rng, 10_000)
+    n_rollouts = 2048 if args.quick else 65_536
+    rollouts = {threads: KalahaBatch(kalaha, n_rollouts, threads=threads) for threads in (1, 2)}
+    for b in rollouts.values():
+        rollout_games(b, np_rng)  # warm-up: compile, start the threads
+    limit = kalaha_kernel_limit(kalaha, int(20_000_000 * scale), np_rng)
+    results["kalaha_kernel_limit"] = limit
     n_single = int(2000 * scale)
     timing = interleaved(
         {
             "spieltisch_single": lambda: kalaha_single(kalaha, n_single, py_rng),
             "openspiel": lambda: openspiel_single(peer, n_single, py_rng),
             "spieltisch_batched_4096": lambda: batch_games(batch, np_rng, 10_000)[0],
+            **{
+                f"spieltisch_rollouts_{t}_thread{'s' * (t > 1)}": (
+                    lambda b=b: rollout_games(b, np_rng)
+                )
+                for t, b in rollouts.items()
+            },
         },
         rounds,
     )
     base = timing["openspiel"]["per_second"]
     results["kalaha_games_per_second"] = {
-        name: {**t, "ratio_to_openspiel": t["per_second"] / base} for name, t in timing.items()
+        name: {
+            **t,
+            "ratio_to_openspiel": t["per_second"] / base,
+            "share_of_one_core_kernel_limit": t["per_second"] / limit["games_per_second_one_core"],
+        }
+        for name, t in timing.items()
     }
+    print(
+        f"  kernel limit: {limit['ns_per_move']:.1f} ns per move, {limit['moves_per_game']:.1f} "
+        f"moves per game: {limit['games_per_second_one_core']:,.0f} games/s on one core"
+    )
     for name, t in results["kalaha_games_per_second"].items():
-        print(f"  {name:26s} {t['per_second']:>12,.0f} games/s   {t['ratio_to_openspiel']:6.2f}x")
+        print(
+            f"  {name:30s} {t['per_second']:>12,.0f} games/s   {t['ratio_to_openspiel']:6.2f}x"
+            f"   {t['share_of_one_core_kernel_limit']:6.1%} of the one-core limit"
+        )
 
     print("AEC steps per second with random legal actions vs connect_four_v3")
     envs = {
@@ -264,11 +346,15 @@ def main() -> None:
 
 Measured by `python benchmarks/bench_mancala.py` on {results["machine"]["cpu"]} ({results["machine"]["cpu_count"]} cores), {results["machine"]["date"]}, git {results["machine"]["git_revision"]}; load average at start {results["machine"]["load_average"]}. Contenders interleaved over {rounds} rounds.
 
-| Kalaha standard 6x4, random games | games/s | vs OpenSpiel |
-|---|---:|---:|
-| spieltisch, single game (Python API) | {k["spieltisch_single"]["per_second"]:,.0f} | {k["spieltisch_single"]["ratio_to_openspiel"]:.2f}x |
-| spieltisch, batched (4096 games) | {k["spieltisch_batched_4096"]["per_second"]:,.0f} | {k["spieltisch_batched_4096"]["ratio_to_openspiel"]:.2f}x |
-| OpenSpiel `mancala` (pyspiel) | {k["openspiel"]["per_second"]:,.0f} | 1.00x |
+| Kalaha standard 6x4, random games | games/s | vs OpenSpiel | share of the one-core kernel limit |
+|---|---:|---:|---:|
+| spieltisch, single game (Python API) | {k["spieltisch_single"]["per_second"]:,.0f} | {k["spieltisch_single"]["ratio_to_openspiel"]:.2f}x | {k["spieltisch_single"]["share_of_one_core_kernel_limit"]:.1%} |
+| spieltisch, batched (4096 games), stepped from Python | {k["spieltisch_batched_4096"]["per_second"]:,.0f} | {k["spieltisch_batched_4096"]["ratio_to_openspiel"]:.2f}x | {k["spieltisch_batched_4096"]["share_of_one_core_kernel_limit"]:.1%} |
+| spieltisch, compiled rollouts (`play_random`), 1 thread | {k["spieltisch_rollouts_1_thread"]["per_second"]:,.0f} | {k["spieltisch_rollouts_1_thread"]["ratio_to_openspiel"]:.2f}x | {k["spieltisch_rollouts_1_thread"]["share_of_one_core_kernel_limit"]:.1%} |
+| spieltisch, compiled rollouts (`play_random`), 2 threads | {k["spieltisch_rollouts_2_threads"]["per_second"]:,.0f} | {k["spieltisch_rollouts_2_threads"]["ratio_to_openspiel"]:.2f}x | {k["spieltisch_rollouts_2_threads"]["share_of_one_core_kernel_limit"]:.1%} |
+| OpenSpiel `mancala` (pyspiel) | {k["openspiel"]["per_second"]:,.0f} | 1.00x | {k["openspiel"]["share_of_one_core_kernel_limit"]:.1%} |
+
+Kernel limit (`sow` alone in one compiled loop, one core): {results["kalaha_kernel_limit"]["ns_per_move"]:.1f} ns per move, {results["kalaha_kernel_limit"]["moves_per_game"]:.1f} moves per game, {results["kalaha_kernel_limit"]["games_per_second_one_core"]:,.0f} games/s.
 
 | AEC env, random legal actions | steps/s | vs connect_four_v3 |
 |---|---:|---:|

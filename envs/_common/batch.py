@@ -350,6 +350,15 @@ class ArrayStateBatch:
         self._run(_pick_legal, lambda lo, hi: (self.legal_mask[lo:hi], uniforms[lo:hi], out[lo:hi]))
         return out
 
+    def step(self, actions: np.ndarray) -> None:
+        """Play ``actions[g]`` in every unfinished game ``g`` (finished games ignore theirs).
+
+        All actions are checked first; if any is illegal nothing changes and the error names
+        the first offending game.
+        """
+        actions = check_batch_actions(actions, self.legal_mask, self.terminal)
+        self._run(type(self)._step_kernel, self._block_args(actions))
+
     def play_random(
         self, rng: np.random.Generator, max_moves: int | None = None, chunk: int = 64
     ) -> None:
@@ -366,15 +375,19 @@ class ArrayStateBatch:
         while not self.terminal.all() and (max_moves is None or played < max_moves):
             moves = chunk if max_moves is None else min(chunk, max_moves - played)
             uniforms = rng.random((self.num_games, moves))
-            self._run(self._random_moves_kernel(), self._random_moves_args(uniforms))
+            self._run(type(self)._random_moves_kernel, self._block_args(uniforms))
             played += moves
 
-    def _random_moves_kernel(self) -> Callable:
-        """The compiled loop that plays ``uniforms.shape[1]`` random moves in each game of a
-        block (its arguments: :meth:`_random_moves_args`)."""
-        raise NotImplementedError
+    #: the compiled loop of :meth:`step`, ``kernel(*block_args(actions)(lo, hi))``
+    _step_kernel: Callable
+    #: the compiled loop of :meth:`play_random`: ``uniforms.shape[1]`` random moves in each game
+    #: of a block, with the arguments :meth:`_block_args` gives for ``uniforms``
+    _random_moves_kernel: Callable
 
-    def _random_moves_args(self, uniforms: np.ndarray) -> Callable[[int, int], tuple]:
+    def _block_args(self, moves: np.ndarray) -> Callable[[int, int], tuple]:
+        """The arguments of :attr:`_step_kernel` (``moves``: one action per game) and of
+        :attr:`_random_moves_kernel` (``moves``: uniform numbers per game) for games
+        ``lo:hi``."""
         raise NotImplementedError
 
     def save(self) -> dict[str, Any]:

@@ -16,7 +16,6 @@ import numpy as np
 from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
-    check_batch_actions,
     games_flags,
     pick_from_bits,
 )
@@ -178,26 +177,13 @@ class KalahaBatch(ArrayStateBatch):
         self._run(_observe_all, lambda lo, hi: (self.boards[lo:hi], players[lo:hi], obs[lo:hi]))
         return obs, self.legal_mask.copy()
 
-    def step(self, actions: np.ndarray) -> None:
-        """Play ``actions[g]`` in every unfinished game ``g`` (finished games ignore theirs).
+    _step_kernel = _step_all
+    _random_moves_kernel = _random_moves
 
-        All actions are checked first; if any is illegal, nothing changes and the error names
-        the first offending game.
-        """
-        actions = check_batch_actions(actions, self.legal_mask, self.terminal)
-        self._run(
-            _step_all,
-            lambda lo, hi: (self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
-                            actions[lo:hi], self.game.empty_capture, self.legal_mask[lo:hi]),
-        )  # fmt: skip
-
-    def _random_moves_kernel(self) -> Any:
-        return _random_moves
-
-    def _random_moves_args(self, uniforms: np.ndarray) -> Any:
+    def _block_args(self, moves: np.ndarray) -> Any:
         return lambda lo, hi: (
             self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
-            uniforms[lo:hi], self.game.empty_capture, self.legal_mask[lo:hi],
+            moves[lo:hi], self.game.empty_capture, self.legal_mask[lo:hi],
         )  # fmt: skip
 
     def score_difference(self) -> np.ndarray:
