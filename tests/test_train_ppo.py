@@ -58,6 +58,8 @@ def test_config_errors_name_the_key(tmp_path) -> None:
         build_config({}, ["num_games=1.5"])
     with pytest.raises(ConfigError, match="key 'pool_prob' must be in"):
         build_config({}, ["pool_prob=2"])
+    with pytest.raises(ConfigError, match="key 'update_threads' must be at least 1"):
+        build_config({}, ["update_threads=0"])
     with pytest.raises(ConfigError, match="key 'game'"):
         build_config({"game": "chess"})
     with pytest.raises(ConfigError, match="KEY=VALUE"):
@@ -164,7 +166,11 @@ def _run(tmp_path: Path, name: str, *extra: str, resume: bool = False) -> dict:
 WITH_BASELINES = ("pool_baselines=[greedy]", "pool_prob=1.0", "eval_opponents=[random, greedy]")
 
 
-@pytest.mark.parametrize("extra", [(), WITH_BASELINES], ids=["self-play", "baselines"])
+@pytest.mark.parametrize(
+    "extra",
+    [(), WITH_BASELINES, ("update_threads=2",)],
+    ids=["self-play", "baselines", "two-update-threads"],
+)
 def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path, extra) -> None:
     whole = _run(tmp_path, "whole", "stop_after_iterations=4", *extra)
     first = _run(tmp_path, "split", "stop_after_iterations=3", *extra)  # killed after iter. 3

@@ -149,6 +149,11 @@ class PPOConfig(RunConfig):
     next to the final one at the end)"""
     torch_threads: int = 1
     """torch.set_num_threads; 1 keeps runs reproducible and leaves cores to the engines"""
+    update_threads: int | None = None
+    """torch threads for the PPO update alone (None: torch_threads). The games wait while the
+    network learns, so on an otherwise idle 2-core machine 2 here uses the second core (about
+    1.7x faster updates, benchmarks/bench_ppo.py); on a busy machine it is slower. Runs with
+    the same value reproduce and resume exactly; another value changes the rounding"""
     stop_after_iterations: int | None = None
     """stop (as if killed) after this many iterations in this process; for tests"""
 
@@ -259,7 +264,8 @@ class AlphaZeroConfig(RunConfig):
 
     # --- network ---
     hidden: list[int] = field(default_factory=lambda: [128, 128])
-    """hidden layer widths of the MLP trunk (policy head and tanh value head on top)"""
+    """hidden layer widths of the MLP trunk (policy head and tanh value head on top); backgammon:
+    one width, the sigmoid units of the TD value net (agents/backgammon/td_value.py), e.g. [80]"""
     residual_blocks: int = 0
     """residual blocks after the trunk, each x -> tanh(x + W2 tanh(W1 x)) at width hidden[-1]
     (0: a plain MLP)"""
@@ -285,9 +291,23 @@ class AlphaZeroConfig(RunConfig):
     device: str = "cpu"
     """torch device of the network: cpu, cuda (an error if none is present) or auto"""
 
+    # --- backgammon only (train/alphazero_backgammon.py; refused for the other games) ---
+    init_checkpoint: str | None = None
+    """backgammon: start from this TD value net instead of random weights: pretrained:backgammon
+    (the shipped net) or the path of a TD checkpoint (a TD run's final, or this trainer's); its
+    hidden units must be the config's hidden (one width, e.g. [80]); not read on --resume"""
+    temperature: float = 0.05
+    """backgammon: the prior's temperature T, logits = afterstate equity / T, in the search and
+    in the policy loss softmax(u(b) / T) (agents/backgammon/chance_search.py)"""
+    policy_weight: float = 1.0
+    """backgammon: weight of the policy loss (cross-entropy of the search's improved policy with
+    softmax(u(b) / T) over the plays); the other games weigh it 1"""
+
     # --- run management (see RunConfig for the shared keys) ---
     eval_opponents: list[str] = field(default_factory=lambda: ["random"])
-    """arena agents the network is evaluated against (each seat in turn)"""
+    """arena agents the network is evaluated against (each seat in turn; backgammon: seats
+    swapped with paired dice, scored in points per game, pretrained: and checkpoint: names
+    allowed)"""
     eval_simulations: int = 0
     """simulations of the evaluated player (0: the raw network, its most likely move)"""
     keep_best: bool = True
@@ -410,6 +430,8 @@ def _check_td_ranges(cfg: TDConfig, source: str) -> None:
 def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
     positive = ("total_steps", "num_games", "max_turns", "update_epochs", "num_minibatches")
     _check_at_least_one(cfg, (*positive, "pool_interval", "pool_size", "torch_threads"), source)
+    if cfg.update_threads is not None and cfg.update_threads < 1:
+        raise ConfigError(f"{source}: key 'update_threads' must be at least 1 (or null)")
     for key in ("pool_prob", "gamma", "gae_lambda"):
         if not 0.0 <= getattr(cfg, key) <= 1.0:
             raise ConfigError(f"{source}: key {key!r} must be in [0, 1], got {getattr(cfg, key)}")
@@ -450,16 +472,58 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'lr_final' must be in (0, lr], got {cfg.lr_final}")
     if not cfg.hidden or any(h < 1 for h in cfg.hidden):
         raise ConfigError(f"{source}: key 'hidden' must list positive widths, got {cfg.hidden}")
-    if cfg.game not in ("kalaha", "hus", "hilo"):
+    if cfg.game not in ("kalaha", "hus", "hilo", "backgammon"):
         raise ConfigError(
-            f"{source}: key 'game': algorithm alphazero supports kalaha, hus and hilo so far "
-            f"(backgammon searches at play time only: pretrained:backgammon:sims=N), got "
-            f"{cfg.game!r}"
+            f"{source}: key 'game': algorithm alphazero supports kalaha, hus, hilo and "
+            f"backgammon, got {cfg.game!r}"
         )
     if cfg.device not in ("cpu", "cuda", "auto"):
         raise ConfigError(f"{source}: key 'device' must be cpu, cuda or auto, got {cfg.device!r}")
+    if cfg.temperature <= 0:
+        raise ConfigError(f"{source}: key 'temperature' must be positive, got {cfg.temperature}")
+    if cfg.policy_weight < 0:
+        raise ConfigError(f"{source}: key 'policy_weight' must be at least 0")
+    if cfg.game == "backgammon":
+        _check_backgammon_alphazero(cfg, source)
+    else:
+        defaults = AlphaZeroConfig()
+        for key in ("init_checkpoint", "temperature", "policy_weight"):
+            if getattr(cfg, key) != getattr(defaults, key):
+                raise ConfigError(f"{source}: key {key!r} is for game backgammon only")
     for name in cfg.eval_opponents:
-        _check_agent(cfg, "eval_opponents", name, source)
+        _check_agent(cfg, "eval_opponents", name, source, prefixed=cfg.game == "backgammon")
+
+
+def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:
+    """Backgammon's AlphaZero trains the TD value net in cubeless games."""
+    if len(cfg.hidden) != 1:
+        raise ConfigError(
+            f"{source}: key 'hidden': backgammon's AlphaZero trains the TD value net, one "
+            f"hidden layer: give one width (e.g. [80]), got {cfg.hidden}"
+        )
+    if cfg.residual_blocks:
+        raise ConfigError(f"{source}: key 'residual_blocks' must be 0 for backgammon")
+    options = cfg.game_options
+    unknown = sorted(set(options) - {"cube", "reward"})
+    if unknown:
+        raise ConfigError(
+            f"{source}: key 'game_options': backgammon's AlphaZero takes reward (points or win) "
+            f"and cube (off), got {unknown}"
+        )
+    if options.get("cube", False):
+        raise ConfigError(f"{source}: backgammon's AlphaZero plays cubeless: game_options.cube off")
+    if options.get("reward", "points") not in ("points", "win"):
+        raise ConfigError(
+            f"{source}: key 'game_options.reward' must be points or win, got {options['reward']!r}"
+        )
+    init = cfg.init_checkpoint
+    if init is not None and (
+        not init or (init.startswith("pretrained:") and init != "pretrained:backgammon")
+    ):
+        raise ConfigError(
+            f"{source}: key 'init_checkpoint' must be pretrained:backgammon or the path of a TD "
+            f"checkpoint, got {init!r}"
+        )
 
 
 def _check_agent(cfg: RunConfig, key: str, name: str, source: str, prefixed: bool = False) -> None:

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -401,6 +402,17 @@ def pool_opponents(
 # ----------------------------------------------------------------------------------------------
 # Learning
 # ----------------------------------------------------------------------------------------------
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch's intra-op threads set to ``count`` inside the block, restored after it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def ppo_update(
     net: PolicyNet,
     optimizer: torch.optim.Optimizer,
@@ -565,14 +577,18 @@ class PPOTrainer(IterationTrainer):
             rollout = self.collect(state.net, state)
         t_play = time.perf_counter() - t0
 
-        # 4. PPO update
-        metrics = ppo_update(state.net, state.optimizer, rollout, cfg, state.rng)
+        # 4. PPO update (on update_threads: the games are idle meanwhile)
+        t_update = time.perf_counter()
+        with torch_threads(cfg.update_threads or cfg.torch_threads):
+            metrics = ppo_update(state.net, state.optimizer, rollout, cfg, state.rng)
+        t_update = time.perf_counter() - t_update
         size = len(rollout.actions)
         state.iteration += 1
         state.global_step += size
         elapsed = time.perf_counter() - t0
         metrics["throughput/learner_steps_per_s"] = size / elapsed
         metrics["throughput/moves_per_s"] = rollout.moves_played / max(t_play, 1e-9)
+        metrics["throughput/update_share"] = t_update / elapsed
         metrics["charts/lr"] = state.optimizer.param_groups[0]["lr"]
         metrics["charts/pool_size"] = float(len(state.pool))
         if rollout.learner_results.size:

@@ -1,0 +1,108 @@
+"""PPO throughput end to end: a Kalaha 6x6 run of the default config, environment steps per
+second, with the update on 1 and on 2 torch threads (``update_threads``), interleaved rounds.
+
+    python benchmarks/bench_ppo.py            # 5 rounds of 600,000 steps per contender
+    python benchmarks/bench_ppo.py --quick    # a smoke run (writes nothing)
+
+Each round times ``train()`` of ``configs/kalaha_ppo.yaml`` in this process (its pool opponents
+included; no evaluations, no checkpoints inside the timed steps) for every contender in turn;
+the median over rounds is reported with the share of the last iteration spent in the update.
+Results go to ``benchmarks/results/ppo_throughput.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import add_run_options, write_results
+from spieltisch.agents.arena.provenance import machine_info
+from spieltisch.train.config import build_config
+from spieltisch.train.ppo import train
+
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "kalaha_ppo.yaml"
+
+
+def one_run(steps: int, update_threads: int) -> dict[str, float]:
+    """Steps per second of one run (start-up included, as a user sees it) and the share of
+    the last iteration that went to the update."""
+    with tempfile.TemporaryDirectory() as folder:
+        cfg = build_config(
+            yaml.safe_load(CONFIG.read_text()),
+            [
+                f"total_steps={steps}",
+                f"run_dir={folder}/run",
+                f"update_threads={update_threads}",
+                "eval_interval=0",
+                "final_eval_games=0",
+                "checkpoint_interval=100000",
+                "progress=false",
+                "tensorboard=false",
+            ],
+        )
+        start = time.perf_counter()
+        result = train(cfg, log=lambda *a, **k: None)
+        seconds = time.perf_counter() - start
+    return {
+        "steps": float(result["global_step"]),
+        "seconds": seconds,
+        "steps_per_second": result["global_step"] / seconds,
+        "update_share": float(result["metrics"].get("throughput/update_share", float("nan"))),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
+    parser.add_argument("--steps", type=int, default=600_000, help="steps per run")
+    add_run_options(parser)
+    args = parser.parse_args()
+    rounds, steps = (1, 3_000) if args.quick else (args.rounds, args.steps)
+    results: dict = {"machine": machine_info(), "config": str(CONFIG.name), "steps": steps}
+    contenders = {"update_threads=1": 1, "update_threads=2": 2}
+    one_run(min(steps, 20_000), 1)  # warm-up: numba caches, torch
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in contenders}
+    for r in range(rounds):
+        for name, threads in contenders.items():
+            runs[name].append(one_run(steps, threads))
+            print(f"round {r + 1}: {name}: {runs[name][-1]['steps_per_second']:,.0f} steps/s")
+    summary = {
+        name: {
+            "median_steps_per_second": statistics.median(x["steps_per_second"] for x in rows),
+            "median_update_share": statistics.median(x["update_share"] for x in rows),
+            "rounds": rows,
+        }
+        for name, rows in runs.items()
+    }
+    results["contenders"] = summary
+    lines = [
+        "# PPO throughput, Kalaha 6x6 (configs/kalaha_ppo.yaml)",
+        "",
+        f"Measured by `python benchmarks/bench_ppo.py` on {results['machine']['cpu']} "
+        f"({results['machine']['cpu_count']} cores), {results['machine']['date']}, git "
+        f"{results['machine']['git_revision']}; load average at start "
+        f"{results['machine']['load_average']}. {steps:,} steps per run, start-up included, "
+        f"median of {rounds} interleaved rounds.",
+        "",
+        "| update | steps/s | update's share of an iteration |",
+        "|---|---:|---:|",
+    ]
+    for name, s in summary.items():
+        lines.append(
+            f"| {name} | {s['median_steps_per_second']:,.0f} | {s['median_update_share']:.0%} |"
+        )
+    md = "\n".join(lines) + "\n"
+    print()
+    print(md)
+    write_results(args, "ppo_throughput", results, md)
+
+
+if __name__ == "__main__":
+    main()
