@@ -128,7 +128,6 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         ("c_scale=-1", "'c_scale' must be at least 0"),
         ("lr=0", "'lr' must be positive"),
         ("device=tpu", "'device' must be cpu, cuda or auto"),
-        ("game=backgammon", "kalaha, hus and hilo"),
         ("eval_opponents=[nobody]", "unknown agent 'nobody'"),
         ("sims=4", "unknown key 'sims'"),
         ("lr_final=0.01", "'lr_final' must be in"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -356,3 +357,40 @@ def test_shipped_ppo_agents_load_and_beat_random(name: str) -> None:
         wins, games = row["wins"], row["games"]
     low, _ = wilson(wins, games)
     assert low > 1 / len(agents), (name, wins, games)
+
+
+def test_learner_off_the_cpu_path_equals_the_cpu_run(tmp_path, monkeypatch) -> None:
+    """The path a CUDA learner takes (games played by a CPU copy of the network, refreshed
+    after every update; pool snapshots, evaluations and saved policies from that copy), run on
+    the CPU, gives the very weights of the plain CPU run: the copy is kept up to date."""
+    from spieltisch.train import ppo
+
+    args = ("total_steps=3000", *WITH_BASELINES, "pool_interval=2", "eval_interval=2")
+    _run(tmp_path, "plain", *args)
+    copies = []
+
+    def always_a_copy(net, device):
+        copies.append(copy.deepcopy(net))
+        return copies[-1]
+
+    monkeypatch.setattr(ppo, "playing_copy", always_a_copy)
+    _run(tmp_path, "copied", *args)
+    assert copies  # the copy path really ran
+    for name in ("final", "best"):  # policies saved from the copy
+        a = load_checkpoint(tmp_path / "plain" / name).tensors
+        b = load_checkpoint(tmp_path / "copied" / name).tensors
+        assert sorted(a) == sorted(b)
+        for key in a:
+            assert torch.equal(a[key], b[key]), (name, key)
+    a, b = _final_tensors(tmp_path / "plain"), _final_tensors(tmp_path / "copied")
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_cuda_learner_without_cuda_is_a_clear_error(tmp_path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ValueError, match="no CUDA device"):
+        _run(tmp_path, "cuda", "device=cuda")
+    with pytest.raises(ConfigError, match="'device' must be cpu, cuda or auto"):
+        build_config({}, ["device=tpu"])

@@ -50,6 +50,7 @@ from spieltisch.train.ppo import (
     make_arch,
     make_games,
     make_opponent,
+    resolve_device,
 )
 from spieltisch.train.run_files import load_training_checkpoint
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
@@ -97,15 +98,6 @@ def make_search(
     return InformationSetSearch(
         config, cfg.determinizations, lambda n: make_games(cfg.game, cfg.game_options, n)
     )
-
-
-def resolve_device(name: str) -> str:
-    """``cpu``, ``cuda`` (an error if no CUDA device is present) or ``auto`` (CUDA if present)."""
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device: cuda was asked for, but torch finds no CUDA device")
-    return name
 
 
 # ----------------------------------------------------------------------------------------------

@@ -149,6 +149,9 @@ class PPOConfig(RunConfig):
     next to the final one at the end)"""
     torch_threads: int = 1
     """torch.set_num_threads; 1 keeps runs reproducible and leaves cores to the engines"""
+    device: str = "cpu"
+    """torch device of the learner: cpu, cuda (an error if none is present) or auto. The games
+    are played on the CPU by a copy of the network refreshed after every update"""
     update_threads: int | None = None
     """torch threads for the PPO update alone (None: torch_threads). The games wait while the
     network learns, so on an otherwise idle 2-core machine 2 here uses the second core (about
@@ -432,6 +435,8 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
     _check_at_least_one(cfg, (*positive, "pool_interval", "pool_size", "torch_threads"), source)
     if cfg.update_threads is not None and cfg.update_threads < 1:
         raise ConfigError(f"{source}: key 'update_threads' must be at least 1 (or null)")
+    if cfg.device not in ("cpu", "cuda", "auto"):
+        raise ConfigError(f"{source}: key 'device' must be cpu, cuda or auto, got {cfg.device!r}")
     for key in ("pool_prob", "gamma", "gae_lambda"):
         if not 0.0 <= getattr(cfg, key) <= 1.0:
             raise ConfigError(f"{source}: key {key!r} must be in [0, 1], got {getattr(cfg, key)}")
@@ -504,7 +509,7 @@ def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:
     if cfg.residual_blocks:
         raise ConfigError(f"{source}: key 'residual_blocks' must be 0 for backgammon")
     options = cfg.game_options
-    unknown = sorted(set(options) - {"cube", "reward"})
+    unknown = sorted(map(str, set(options) - {"cube", "reward"}))
     if unknown:
         raise ConfigError(
             f"{source}: key 'game_options': backgammon's AlphaZero takes reward (points or win) "

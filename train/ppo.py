@@ -31,6 +31,7 @@ initial weights); evaluations use their own generators so they do not change tra
 
 from __future__ import annotations
 
+import copy
 import platform
 import time
 from collections.abc import Callable, Iterator
@@ -68,6 +69,7 @@ RESUMABLE_CHANGES = {
     "stop_after_iterations",
     "eval_opponents",
     "keep_best",
+    "device",
 }
 
 
@@ -94,6 +96,21 @@ class TrainerState:
     metrics: dict[str, float] = field(default_factory=dict)
     #: best mean evaluation score so far (the policy is in run_dir/best)
     best_score: float = -1.0
+
+
+def resolve_device(name: str) -> str:
+    """``cpu``, ``cuda`` (an error if no CUDA device is present) or ``auto`` (CUDA if present)."""
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: cuda was asked for, but torch finds no CUDA device")
+    return name
+
+
+def playing_copy(net: PolicyNet, device: str) -> PolicyNet:
+    """The network the games are played with, on the CPU: ``net`` itself for a CPU learner,
+    else a copy (see ``PPOTrainer.actor``)."""
+    return net if device == "cpu" else copy.deepcopy(net)
 
 
 def make_arch(cfg: PPOConfig, games: BatchedGame) -> PolicyArch:
@@ -126,11 +143,11 @@ def checkpoint_meta(cfg: PPOConfig, state: TrainerState, kind: str) -> dict[str,
 
 def save_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
     """A training checkpoint: model + optimizer + pool tensors, counters and rng in JSON."""
-    tensors = {f"model.{k}": v for k, v in state.net.state_dict().items()}
+    tensors = {f"model.{k}": v.cpu() for k, v in state.net.state_dict().items()}
     opt = state.optimizer.state_dict()
     for idx, s in opt["state"].items():
         for k, v in s.items():
-            tensors[f"optim.{idx}.{k}"] = v if torch.is_tensor(v) else torch.tensor(v)
+            tensors[f"optim.{idx}.{k}"] = (v if torch.is_tensor(v) else torch.tensor(v)).cpu()
     pool_kinds = []
     for i, member in enumerate(state.pool):
         pool_kinds.append("random" if member is None else "policy")
@@ -436,18 +453,19 @@ def ppo_update(
     clipped to ``max_grad_norm``; with ``target_kl`` the passes stop after one whose last
     minibatch's approximate KL exceeds it. Returns the mean losses, approximate KL
     (``mean((ratio - 1) - log ratio)``) and clip fraction over the minibatches."""
-    b_obs = torch.from_numpy(batch.obs)
-    b_mask = torch.from_numpy(batch.mask)
-    b_act = torch.from_numpy(batch.actions)
-    b_logp = torch.from_numpy(batch.logp)
-    b_adv = torch.from_numpy(batch.advantages)
-    b_ret = torch.from_numpy(batch.returns)
-    b_val = torch.from_numpy(batch.values)
+    device = next(net.parameters()).device  # the learner's (the rollout is on the CPU)
+    b_obs = torch.from_numpy(batch.obs).to(device)
+    b_mask = torch.from_numpy(batch.mask).to(device)
+    b_act = torch.from_numpy(batch.actions).to(device)
+    b_logp = torch.from_numpy(batch.logp).to(device)
+    b_adv = torch.from_numpy(batch.advantages).to(device)
+    b_ret = torch.from_numpy(batch.returns).to(device)
+    b_val = torch.from_numpy(batch.values).to(device)
     size = len(b_act)
     mb_size = max(1, size // cfg.num_minibatches)
     stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
     for _epoch in range(cfg.update_epochs):
-        perm = torch.from_numpy(rng.permutation(size))
+        perm = torch.from_numpy(rng.permutation(size)).to(device)
         for start in range(0, size - mb_size + 1, mb_size):
             mb = perm[start : start + mb_size]
             logits, value = net(b_obs[mb], b_mask[mb])
@@ -538,7 +556,13 @@ class PPOTrainer(IterationTrainer):
         self.cfg = cfg
         self.collect = collect
         self.games = make_games(cfg.game, cfg.game_options, cfg.num_games)
+        self.device = resolve_device(cfg.device)
         net = PolicyNet(make_arch(cfg, self.games))
+        #: the network that plays (games, pool snapshots, evaluations, saved policies): on the
+        #: CPU, where the games are; the learner itself when that is on the CPU too, else a copy
+        #: refreshed after every update
+        self.actor = playing_copy(net, self.device)
+        net.to(self.device)
         optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
         self.state = TrainerState(net=net, optimizer=optimizer, rng=np.random.default_rng(cfg.seed))
         if cfg.pool_random:
@@ -572,15 +596,16 @@ class PPOTrainer(IterationTrainer):
 
         # 1.-3. play the games, advantages
         if self.collect is None:
-            rollout = play_iteration(cfg, self.games, state.net, self.opponents, state.rng)
+            rollout = play_iteration(cfg, self.games, self.actor, self.opponents, state.rng)
         else:
-            rollout = self.collect(state.net, state)
+            rollout = self.collect(self.actor, state)
         t_play = time.perf_counter() - t0
 
         # 4. PPO update (on update_threads: the games are idle meanwhile)
         t_update = time.perf_counter()
         with torch_threads(cfg.update_threads or cfg.torch_threads):
             metrics = ppo_update(state.net, state.optimizer, rollout, cfg, state.rng)
+        self._sync_actor()
         t_update = time.perf_counter() - t_update
         size = len(rollout.actions)
         state.iteration += 1
@@ -596,11 +621,16 @@ class PPOTrainer(IterationTrainer):
 
         # 5. the pool
         if state.iteration % cfg.pool_interval == 0:
-            snapshot = {k: v.detach().clone() for k, v in state.net.state_dict().items()}
+            snapshot = {k: v.detach().clone() for k, v in self.actor.state_dict().items()}
             policies = [m for m in state.pool if m is not None] + [snapshot]
             state.pool = ([None] if cfg.pool_random else []) + policies[-cfg.pool_size :]
             self.opponents = pool_opponents(state.net.arch, state.pool, self.baselines)
         return metrics
+
+    def _sync_actor(self) -> None:
+        """The playing copy takes the learner's weights (nothing to do when they are one)."""
+        if self.actor is not self.state.net:
+            self.actor.load_state_dict(self.state.net.state_dict())
 
     def postfix(self, metrics: dict[str, float]) -> dict[str, str]:
         post = {"ent": f"{metrics['loss/entropy']:.2f}"}
@@ -614,7 +644,7 @@ class PPOTrainer(IterationTrainer):
         metrics: dict[str, float] = {}
         scores = []
         for name, opponent in self.eval_opponents.items():
-            ev = evaluate_against(self.cfg, self.state.net, opponent, num_games, seed)
+            ev = evaluate_against(self.cfg, self.actor, opponent, num_games, seed)
             metrics[f"eval/win_rate_vs_{name}"] = ev["win_rate"]
             metrics[f"eval/draw_rate_vs_{name}"] = ev["draw_rate"]
             metrics[f"eval/score_vs_{name}"] = ev["score"]
@@ -638,7 +668,7 @@ class PPOTrainer(IterationTrainer):
         }
         metrics: dict[str, float] = {}
         for name, opponent in self.eval_opponents.items():
-            ev = evaluate_against(self.cfg, state.net, opponent, num_games, seed)
+            ev = evaluate_against(self.cfg, self.actor, opponent, num_games, seed)
             report[f"vs_{name}"] = ev
             metrics[f"final/win_rate_vs_{name}"] = ev["win_rate"]
             metrics[f"final/score_vs_{name}"] = ev["score"]
@@ -671,10 +701,11 @@ class PPOTrainer(IterationTrainer):
 
     def restore(self, path: Path) -> None:
         restore_trainer(path, self.cfg, self.state)
+        self._sync_actor()
         self.opponents = pool_opponents(self.state.net.arch, self.state.pool, self.baselines)
 
     def save_policy(self, path: Path) -> None:
-        tensors = {f"model.{k}": v for k, v in self.state.net.state_dict().items()}
+        tensors = {f"model.{k}": v for k, v in self.actor.state_dict().items()}
         save_checkpoint(path, checkpoint_meta(self.cfg, self.state, "policy"), tensors)
 
 
