@@ -52,7 +52,11 @@ from spieltisch.train.ppo import (
     make_opponent,
     resolve_device,
 )
-from spieltisch.train.run_files import load_training_checkpoint
+from spieltisch.train.run_files import (
+    load_training_checkpoint,
+    optimizer_tensors,
+    restore_optimizer,
+)
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
@@ -411,14 +415,12 @@ class AlphaZeroTrainer(IterationTrainer):
     def save(self, path: Path) -> None:
         state = self.state
         tensors = self._tensors()
-        opt = state.optimizer.state_dict()
-        for idx, s in opt["state"].items():
-            for k, v in s.items():
-                tensors[f"optim.{idx}.{k}"] = (v if torch.is_tensor(v) else torch.tensor(v)).cpu()
+        optim, param_groups = optimizer_tensors(state.optimizer)
+        tensors.update(optim)
         tensors.update(state.replay.tensors())
         meta = checkpoint_meta(self.cfg, state, "training")
         meta["trainer"] = {
-            "optimizer_param_groups": opt["param_groups"],
+            "optimizer_param_groups": param_groups,
             "rng": state.rng.bit_generator.state,
             "best_score": state.best_score,
             "replay_size": state.replay.size,
@@ -432,12 +434,7 @@ class AlphaZeroTrainer(IterationTrainer):
         meta, trainer = ckpt.meta, ckpt.meta["trainer"]
         state.net.load_state_dict(ckpt.policy().state_dict())
         state.net.to(self.device)
-        opt_state: dict[str, Any] = {"state": {}, "param_groups": trainer["optimizer_param_groups"]}
-        for key, value in ckpt.tensors.items():
-            if key.startswith("optim."):
-                _, idx, name = key.split(".", 2)
-                opt_state["state"].setdefault(int(idx), {})[name] = value
-        state.optimizer.load_state_dict(opt_state)
+        restore_optimizer(state.optimizer, ckpt.tensors, trainer["optimizer_param_groups"])
         state.replay.load(ckpt.tensors, int(trainer["replay_size"]), int(trainer["replay_next"]))
         state.rng.bit_generator.state = trainer["rng"]
         state.iteration = int(meta["iteration"])

@@ -59,6 +59,8 @@ from spieltisch.train.opponents import (
 from spieltisch.train.run_files import (
     latest_checkpoint,  # noqa: F401  (re-exported: tests find a run's checkpoint here)
     load_training_checkpoint,
+    optimizer_tensors,
+    restore_optimizer,
 )
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
 
@@ -144,10 +146,8 @@ def checkpoint_meta(cfg: PPOConfig, state: TrainerState, kind: str) -> dict[str,
 def save_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
     """A training checkpoint: model + optimizer + pool tensors, counters and rng in JSON."""
     tensors = {f"model.{k}": v.cpu() for k, v in state.net.state_dict().items()}
-    opt = state.optimizer.state_dict()
-    for idx, s in opt["state"].items():
-        for k, v in s.items():
-            tensors[f"optim.{idx}.{k}"] = (v if torch.is_tensor(v) else torch.tensor(v)).cpu()
+    optim, param_groups = optimizer_tensors(state.optimizer)
+    tensors.update(optim)
     pool_kinds = []
     for i, member in enumerate(state.pool):
         pool_kinds.append("random" if member is None else "policy")
@@ -155,7 +155,7 @@ def save_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
             tensors[f"pool.{i}.{k}"] = v
     meta = checkpoint_meta(cfg, state, "training")
     meta["trainer"] = {
-        "optimizer_param_groups": opt["param_groups"],
+        "optimizer_param_groups": param_groups,
         "pool": pool_kinds,
         "rng": state.rng.bit_generator.state,
         "best_score": state.best_score,
@@ -168,12 +168,7 @@ def restore_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
     meta = ckpt.meta
     state.net.load_state_dict(ckpt.policy().state_dict())
     trainer = meta["trainer"]
-    opt_state: dict[str, Any] = {"state": {}, "param_groups": trainer["optimizer_param_groups"]}
-    for key, value in ckpt.tensors.items():
-        if key.startswith("optim."):
-            _, idx, name = key.split(".", 2)
-            opt_state["state"].setdefault(int(idx), {})[name] = value
-    state.optimizer.load_state_dict(opt_state)
+    restore_optimizer(state.optimizer, ckpt.tensors, trainer["optimizer_param_groups"])
     state.pool = []
     for i, kind in enumerate(trainer["pool"]):
         if kind == "random":

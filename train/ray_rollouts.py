@@ -299,6 +299,8 @@ def train_on_ray(
 ) -> dict[str, Any]:
     """The config's trainer (PPO or Gumbel AlphaZero) with the games played by Ray rollout
     workers."""
+    if cfg.algorithm == "alphazero" and cfg.game == "backgammon":
+        raise ValueError("--ray is not supported for backgammon's AlphaZero (drop --ray)")
     import ray
 
     if cfg.algorithm == "alphazero":

@@ -210,3 +210,30 @@ def write_resolved_config(run_dir: Path, cfg: Any) -> None:
     write_text_atomic(
         run_dir / "config.resolved.json", json.dumps(config_to_dict(cfg), indent=2) + "\n"
     )
+
+
+def optimizer_tensors(optimizer: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A torch optimizer's state as checkpoint tensors ``optim.<param>.<name>`` (on the CPU)
+    and its parameter groups (JSON); :func:`restore_optimizer` reads both back."""
+    import torch
+
+    opt = optimizer.state_dict()
+    tensors = {
+        f"optim.{idx}.{name}": (v if torch.is_tensor(v) else torch.tensor(v)).cpu()
+        for idx, state in opt["state"].items()
+        for name, v in state.items()
+    }
+    return tensors, opt["param_groups"]
+
+
+def restore_optimizer(
+    optimizer: Any, tensors: dict[str, Any], param_groups: list[dict[str, Any]]
+) -> None:
+    """Load what :func:`optimizer_tensors` gave (torch moves the state to the parameters'
+    device)."""
+    state: dict[str, Any] = {"state": {}, "param_groups": param_groups}
+    for key, value in tensors.items():
+        if key.startswith("optim."):
+            _, idx, name = key.split(".", 2)
+            state["state"].setdefault(int(idx), {})[name] = value
+    optimizer.load_state_dict(state)

@@ -375,15 +375,16 @@ def restore_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
 # Evaluation (the arena)
 # ----------------------------------------------------------------------------------------------
 def arena_eval(
-    checkpoint: Path, opponent: str, games: int, seed: int, workers: int = 1
+    checkpoint: Path, opponent: str, games: int, seed: int, workers: int = 1, params: str = ""
 ) -> dict[str, Any]:
-    """``checkpoint:<path>`` against ``opponent`` in the arena: ``games // 2`` seeds, seats
-    swapped, paired dice. Returns points per game with its 95% interval, win rate, gammons."""
+    """``checkpoint:<path>`` (followed by ``params``, e.g. ``":sims=16"``) against ``opponent``
+    in the arena: ``games // 2`` seeds, seats swapped, paired dice. Returns points per game with
+    its 95% interval, win rate, gammons."""
     from spieltisch.agents.arena import evaluate
 
     seeds = max(1, games // 2)
     report = evaluate(
-        "backgammon", [f"checkpoint:{checkpoint}", opponent], seeds=seeds, seed=seed,
+        "backgammon", [f"checkpoint:{checkpoint}{params}", opponent], seeds=seeds, seed=seed,
         workers=workers,
     )  # fmt: skip
     p = report.pairs[0]

@@ -24,7 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "how to evaluate and play the result. A run_dir holds one run: one that holds "
             "another is an error (continue it with --resume, start over with --overwrite, or "
             "pick another with --set run_dir=DIR). The config's 'algorithm' picks the "
-            "trainer: ppo (any game), alphazero (Gumbel AlphaZero: kalaha, hus, hilo) or td "
+            "trainer: ppo (any game), alphazero (Gumbel AlphaZero: kalaha, hus, hilo, and "
+            "backgammon with the dice as chance nodes: configs/backgammon_alphazero.yaml) or td "
             "(backgammon, TD(lambda) over afterstates: configs/backgammon_td.yaml)."
         ),
     )
@@ -81,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if cfg.algorithm == "td":
         from spieltisch.train.td import train
+    elif cfg.algorithm == "alphazero" and cfg.game == "backgammon":
+        from spieltisch.train.alphazero_backgammon import train
     elif cfg.algorithm == "alphazero":
         from spieltisch.train.alphazero import train
     else:
@@ -89,6 +92,13 @@ def run(args: argparse.Namespace) -> int:
         if cfg.algorithm not in ("ppo", "alphazero"):
             print(
                 "spieltisch train: --ray supports algorithms ppo and alphazero only",
+                file=sys.stderr,
+            )
+            return 2
+        if cfg.algorithm == "alphazero" and cfg.game == "backgammon":
+            print(
+                "spieltisch train: --ray is not supported for backgammon's AlphaZero (its "
+                "self-play runs in this process; drop --ray)",
                 file=sys.stderr,
             )
             return 2
