@@ -6,13 +6,17 @@
         --train-seconds-wall W --train-seconds-cpu C [--policy best] [--ship]
 
 Reads the run's ``best`` (or ``final``) policy and the results of
-``benchmarks/alphazero_strength.py`` for it, and writes
+``benchmarks/alphazero_strength.py`` for it (``--strength``; or, for any game, arena reports of
+``spieltisch eval ... --json FILE`` in which the policy is ``checkpoint:<run>/<policy>[:PARAMS]``,
+``--arena FILE`` repeatable), and writes
 ``benchmarks/results/<name>_alphazero_train.json`` (``--results-dir``): the reproducing command,
 training wall and CPU seconds, the machine, the arena rows (raw network and with search) and the
 solver accuracy. ``--ship`` makes the policy ``pretrained:<game>`` in ``agents/pretrained/``: a
 shipped agent of another algorithm under that name moves to ``<name>_<algo>`` (reachable as
 ``pretrained:<game>:algo=<algo>``, its recorded rows relabelled so), and the AlphaZero policy
-takes the name with its evaluation and reproducing commands in the metadata.
+takes the name with its evaluation and reproducing commands in the metadata. ``--ship --beside``
+leaves the shipped agent as it is and ships the policy as ``<name>_alphazero`` instead
+(``pretrained:<game>:algo=alphazero``): for a policy that does not beat the shipped one.
 """
 
 from __future__ import annotations
@@ -59,6 +63,35 @@ def evaluation_rows(strength: dict[str, Any], game: str) -> dict[str, dict[str, 
     return rows
 
 
+def arena_rows(report: dict[str, Any], label: str) -> dict[str, dict[str, Any]]:
+    """The pairs of an arena report (``spieltisch eval --json``) whose agent is a
+    ``checkpoint:`` policy, as shipped evaluation rows: the agent relabelled ``label`` (e.g.
+    ``pretrained:hilo:algo=alphazero``) with its parameters, keyed ``[<params>_]vs_<opponent>``
+    (``sims16_dets8_vs_heuristic``), with the reproducing command and the machine."""
+    rows = {}
+    for pair in report["pairs"]:
+        if not pair["agent"].startswith("checkpoint:"):
+            continue
+        path_and_params = pair["agent"].removeprefix("checkpoint:")
+        _, colon, tail = path_and_params.rpartition(":")
+        params = tail if colon and "=" in tail else ""
+        joint = "," if ":" in label.removeprefix("pretrained:") else ":"
+        agent = label + (joint + params if params else "")
+        key = (params.replace("=", "").replace(",", "_") + "_" if params else "") + "vs_"
+        options = " ".join(f"-o {k}={v}" for k, v in (report.get("options") or {}).items())
+        command = (
+            f"spieltisch eval {report['game']} {options} --agents {agent} {pair['opponent']} "
+            f"--seeds {report['seeds']} --seed {report['seed']}"
+        ).replace("  ", " ")
+        rows[key + pair["opponent"]] = {
+            **{k: v for k, v in pair.items() if k != "extra"},
+            "agent": agent,
+            "command": command,
+            "machine": {k: report["machine"].get(k) for k in ("cpu_count", "load_average")},
+        }
+    return rows
+
+
 def move_aside(pretrained: Path, name: str, game: str) -> None:
     """Rename the shipped ``name`` of another algorithm to ``name_<algo>``, relabelling its
     rows ``pretrained:<game>`` -> ``pretrained:<game>:algo=<algo>``."""
@@ -93,13 +126,18 @@ def move_aside(pretrained: Path, name: str, game: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--strength", type=Path, required=True, help="alphazero_strength JSON")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--strength", type=Path, help="alphazero_strength JSON")
+    source.add_argument("--arena", type=Path, action="append", help="spieltisch eval --json")
     parser.add_argument("--command", required=True, help="the command that trained the run")
     parser.add_argument("--train-seconds-wall", type=float, required=True)
     parser.add_argument("--train-seconds-cpu", type=float, required=True)
     parser.add_argument("--load-note", default="", help="the machine's load while training")
     parser.add_argument("--policy", choices=("best", "final"), default="best")
     parser.add_argument("--ship", action="store_true")
+    parser.add_argument(
+        "--beside", action="store_true", help="ship as <name>_alphazero, keep the shipped one"
+    )
     parser.add_argument("--results-dir", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained")
     args = parser.parse_args(argv)
@@ -112,9 +150,18 @@ def main(argv: list[str] | None = None) -> int:
     game, options = ckpt.meta["game"], ckpt.meta["game_options"]
     if ckpt.meta.get("algorithm") != "alphazero":
         parser.error(f"{args.run_dir / args.policy} was not trained by algorithm alphazero")
-    strength = json.loads(args.strength.read_text())
     name = pretrained_name(game, options)
-    evaluation = evaluation_rows(strength, game)
+    label = f"pretrained:{game}" + (":algo=alphazero" if args.beside else "")
+    if args.strength is not None:
+        strength = json.loads(args.strength.read_text())
+        evaluation = evaluation_rows(strength, game)
+    else:
+        reports = [json.loads(path.read_text()) for path in args.arena]
+        evaluation = {k: v for r in reports for k, v in arena_rows(r, label).items()}
+        strength = {
+            "command": "; ".join(row["command"] for row in evaluation.values()),
+            "accuracy": [],
+        }
     result = {
         "run_dir": str(args.run_dir),
         "policy": args.policy,
@@ -135,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {out}")
     if args.ship:
-        move_aside(args.pretrained_dir, name, game)
+        if args.beside:
+            name = f"{name}_alphazero"
+        else:
+            move_aside(args.pretrained_dir, name, game)
         meta = {
             k: v
             for k, v in ckpt.meta.items()
@@ -149,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
             "train_seconds_wall": args.train_seconds_wall,
             "train_seconds_cpu": args.train_seconds_cpu,
             "evaluate": strength["command"],
-            "benchmark": f"python release/ship_alphazero.py RUN_DIR --strength {args.strength}",
+            "benchmark": "python release/ship_alphazero.py RUN_DIR "
+            + (f"--strength {args.strength}" if args.strength else "--arena ..."),
         }
         save_checkpoint(args.pretrained_dir / name, meta, ckpt.tensors)
         print(f"shipped {args.pretrained_dir / name}.safetensors")

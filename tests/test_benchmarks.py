@@ -250,3 +250,41 @@ def test_release_derive_pubeval_weights_reproduces_the_shipped_data(tmp_path):
     assert derived["source"] == shipped["source"]
     for kind in ("race", "contact"):
         assert derived[kind] == pytest.approx(shipped[kind], abs=2e-5)
+
+
+def test_release_ship_alphazero_from_arena_reports_beside_the_shipped_agent(
+    tmp_path, recorded_files_unchanged
+):
+    """``--arena`` rows (the policy relabelled, its parameters kept) and ``--beside``: the
+    shipped agent stays, the policy becomes ``<name>_alphazero`` (``algo=alphazero``)."""
+    from spieltisch.agents.neural.checkpoint import load_checkpoint
+
+    run = tmp_path / "run"
+    tiny = ["game_options.pits=4", "num_games=4", "num_simulations=2", "hidden=[16]",
+            "batch_size=16", "total_positions=20", "eval_interval=0", "final_eval_games=2",
+            "eval_opponents=[random]", "progress=false", "tensorboard=false",
+            f"run_dir={run}"]  # fmt: skip
+    cli = [sys.executable, "-m", "spieltisch.train.cli"]
+    subprocess.run(
+        [*cli, "train", "configs/kalaha_alphazero.yaml", *(x for s in tiny for x in ("--set", s))],
+        cwd=ROOT, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    report = tmp_path / "arena.json"
+    subprocess.run(
+        [*cli, "eval", "kalaha", "-o", "pits=4", "--agents", f"checkpoint:{run}/final:sims=2",
+         "random", "--seeds", "1", "--workers", "1", "--no-progress", "--json", str(report)],
+        cwd=ROOT, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    pretrained = tmp_path / "pretrained"
+    pretrained.mkdir()
+    _run(
+        RELEASE / "ship_alphazero.py", run, "--policy", "final", "--arena", report,
+        "--command", "spieltisch train configs/kalaha_alphazero.yaml",
+        "--train-seconds-wall", "1", "--train-seconds-cpu", "1",
+        "--results-dir", tmp_path, "--pretrained-dir", pretrained, "--ship", "--beside",
+    )  # fmt: skip
+    shipped = load_checkpoint(pretrained / "kalaha_alphazero", "kalaha", root=pretrained)
+    row = shipped.meta["evaluation"]["sims2_vs_random"]
+    assert row["agent"] == "pretrained:kalaha:algo=alphazero,sims=2"
+    assert row["games"] == 2 and "--seeds 1" in row["command"]
+    assert not (pretrained / "kalaha.json").exists()  # nothing else shipped or moved
