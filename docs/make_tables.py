@@ -320,7 +320,9 @@ def table_speed(prefix: str) -> str:
         ]
         labels = {
             "spieltisch_single": "spieltisch, one game (Python API)",
-            "spieltisch_batched_4096": "spieltisch, batched (4096 games)",
+            "spieltisch_batched_4096": "spieltisch, batched (4096 games), stepped from Python",
+            "spieltisch_rollouts_1_thread": "spieltisch, compiled rollouts (`play_random`), 1 thread",
+            "spieltisch_rollouts_2_threads": "spieltisch, compiled rollouts, 2 threads",
             "openspiel": "OpenSpiel `mancala` (pyspiel)",
         }
         for key, label in labels.items():
