@@ -84,6 +84,22 @@ def pick_from_bits(bits: int, uniform: float) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
+def write_mask(row, bits):
+    """``row[a] = 1`` where bit ``a`` of the legal-action bit set ``bits`` is set, else 0."""
+    for a in range(row.shape[0]):
+        row[a] = (bits >> a) & 1
+
+
+@numba.njit(cache=True, nogil=True)
+def store_move(players, terminal, masks, g, player, over, bits):
+    """Game ``g`` after a move: the seat to move, whether it is over and its legal mask (the
+    three values a mancala move kernel's ``unpack_move`` gives)."""
+    players[g] = player
+    terminal[g] = over
+    write_mask(masks[g], bits)
+
+
+@numba.njit(cache=True, nogil=True)
 def _pick_legal(legal_mask, uniforms, out):
     for g in range(legal_mask.shape[0]):
         count = 0

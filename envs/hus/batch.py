@@ -18,6 +18,8 @@ from spieltisch.envs._common.batch import (
     BatchSeed,
     games_flags,
     pick_from_bits,
+    store_move,
+    write_mask,
 )
 from spieltisch.envs.hus.engine import HusGame, HusState
 from spieltisch.envs.hus.rules import (
@@ -46,10 +48,7 @@ def _step_all(boards, players, terminal, actions, max_sown, masks, stats):
             continue
         packed, sown, relays = play_pit(boards[g], players[g], actions[g], max_sown)
         player, over, bits = unpack_move(packed)
-        players[g] = player
-        terminal[g] = over
-        for a in range(masks.shape[1]):
-            masks[g, a] = (bits >> a) & 1
+        store_move(players, terminal, masks, g, player, over, bits)
         _record_move(stats, g, packed, sown, relays)
 
 
@@ -71,10 +70,7 @@ def _random_moves(boards, players, terminal, uniforms, max_sown, masks, stats):
             player, over, bits = unpack_move(packed)
             if over:
                 break
-        players[g] = player
-        terminal[g] = over
-        for a in range(masks.shape[1]):
-            masks[g, a] = (bits >> a) & 1
+        store_move(players, terminal, masks, g, player, over, bits)
         _record_move(stats, g, packed, sown, relays)
 
 
@@ -97,8 +93,7 @@ def _restart(boards, players, terminal, masks, stats, which, initial, first_play
         stats[g, :] = 0
         bits = legal_bits(initial, first_player[g])
         terminal[g] = bits == 0
-        for a in range(masks.shape[1]):
-            masks[g, a] = (bits >> a) & 1
+        write_mask(masks[g], bits)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -106,8 +101,7 @@ def _masks_of(boards, players, terminal, masks):
     for g in range(boards.shape[0]):
         bits = legal_bits(boards[g], players[g])
         terminal[g] = bits == 0
-        for a in range(masks.shape[1]):
-            masks[g, a] = (bits >> a) & 1
+        write_mask(masks[g], bits)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -18,6 +18,8 @@ from spieltisch.envs._common.batch import (
     BatchSeed,
     games_flags,
     pick_from_bits,
+    store_move,
+    write_mask,
 )
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
 from spieltisch.envs.kalaha.rules import (
@@ -39,10 +41,7 @@ def _step_all(boards, players, terminal, actions, empty_capture, masks):
         if terminal[g]:
             continue
         player, over, bits = unpack_move(sow(boards[g], players[g], actions[g], empty_capture))
-        players[g] = player
-        terminal[g] = over
-        for i in range(masks.shape[1]):
-            masks[g, i] = (bits >> i) & 1
+        store_move(players, terminal, masks, g, player, over, bits)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -60,18 +59,14 @@ def _random_moves(boards, players, terminal, uniforms, empty_capture, masks):
             player, over, bits = unpack_move(sow(board, player, pit, empty_capture))
             if over:
                 break
-        players[g] = player
-        terminal[g] = over
-        for i in range(masks.shape[1]):
-            masks[g, i] = (bits >> i) & 1
+        store_move(players, terminal, masks, g, player, over, bits)
 
 
 @numba.njit(cache=True, nogil=True)
 def _masks_of(boards, players, terminal, masks):
     for g in range(boards.shape[0]):
         bits = 0 if terminal[g] else legal_bits(boards[g], players[g])
-        for i in range(masks.shape[1]):
-            masks[g, i] = (bits >> i) & 1
+        write_mask(masks[g], bits)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -84,8 +79,7 @@ def _restart(boards, players, terminal, masks, which, initial, first_player):
         players[g] = first_player[g]
         terminal[g] = False
         bits = legal_bits(initial, first_player[g])
-        for i in range(masks.shape[1]):
-            masks[g, i] = (bits >> i) & 1
+        write_mask(masks[g], bits)
 
 
 @numba.njit(cache=True, nogil=True)
