@@ -27,7 +27,15 @@ BATCHES = {
     "backgammon": "BackgammonBatch",
 }
 
-__all__ = ["BATCHES", "GAMES", "env_module", "make", "make_batch", *GAMES.values()]
+__all__ = [
+    "BATCHES",
+    "GAMES",
+    "env_module",
+    "make",
+    "make_batch",
+    "perfect_information",
+    *GAMES.values(),
+]
 
 
 def env_module(game: str) -> ModuleType:
@@ -35,6 +43,12 @@ def env_module(game: str) -> ModuleType:
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; games are {sorted(GAMES)}")
     return importlib.import_module(f"spieltisch.envs.{GAMES[game]}")
+
+
+def perfect_information(game: str) -> bool:
+    """Whether every player of ``game`` sees the whole state (False for HiLo's hidden cards):
+    the env's own ``perfect_information`` flag."""
+    return bool(env_module(game).raw_env.perfect_information)
 
 
 def make(game: str, /, **options: Any) -> Any:

@@ -41,6 +41,7 @@ from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
 from spieltisch.agents.neural.determinized_search import InformationSetSearch
 from spieltisch.agents.neural.gumbel_search import GumbelSearch, SearchConfig, policy_evaluator
 from spieltisch.agents.neural.policy import PolicyNet
+from spieltisch.envs import perfect_information
 from spieltisch.envs._common.batch import BatchedGame
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, AlphaZeroConfig
 from spieltisch.train.ppo import (
@@ -86,10 +87,6 @@ def search_config(cfg: AlphaZeroConfig, sims: int, gumbel_scale: float) -> Searc
     return SearchConfig(sims, cfg.max_considered, gumbel_scale, cfg.c_visit, cfg.c_scale)
 
 
-#: games whose players may not see the whole state: searched from information sets
-HIDDEN_INFORMATION_GAMES = frozenset({"hilo"})
-
-
 def make_search(
     cfg: AlphaZeroConfig, sims: int, gumbel_scale: float
 ) -> GumbelSearch | InformationSetSearch:
@@ -97,7 +94,7 @@ def make_search(
     of the real position, or for a hidden-information game of ``cfg.determinizations`` states
     drawn from the mover's information set. Both answer ``search(games, evaluate, rng)``."""
     config = search_config(cfg, sims, gumbel_scale)
-    if cfg.game not in HIDDEN_INFORMATION_GAMES:
+    if perfect_information(cfg.game):
         return GumbelSearch(config)
     return InformationSetSearch(
         config, cfg.determinizations, lambda n: make_games(cfg.game, cfg.game_options, n)

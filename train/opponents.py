@@ -64,11 +64,11 @@ class ScriptedOpponent:
 
     def __init__(self, name: str, game: str, game_options: dict[str, Any]) -> None:
         from spieltisch.agents.registry import make_agent
-        from spieltisch.envs import make
+        from spieltisch.envs import perfect_information
 
         self.name = name
         self.agent = make_agent(name, game, seed=0, game_options=game_options)
-        self.perfect_information = make(game, **game_options).unwrapped.perfect_information
+        self.perfect_information = perfect_information(game)
 
     def reseed(self, rng: np.random.Generator) -> None:
         """Draw the agent's seed from ``rng``: a resumed run replays the same opponent moves."""

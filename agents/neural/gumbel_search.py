@@ -45,7 +45,7 @@ from typing import Any
 import numba
 import numpy as np
 from spieltisch.agents.base import Agent, legal_actions_of
-from spieltisch.envs import make_batch
+from spieltisch.envs import make_batch, perfect_information
 from spieltisch.envs._common.batch import BatchedGame
 
 #: ``(obs [n, obs], mask [n, A]) -> (logits [n, A], values [n, num_players])``: the network's
@@ -616,7 +616,7 @@ class GumbelSearchAgent(Agent):
         super().__init__(seed)
         if isinstance(sims, bool) or not isinstance(sims, int) or sims < 0:
             raise ValueError(f"sims must be a whole number >= 0, got {sims!r}")
-        self.hidden = game == "hilo"
+        self.hidden = not perfect_information(game)
         if dets is not None and not self.hidden:
             raise ValueError(f"dets=D is for HiLo (hidden cards), not for {game}")
         if dets is not None and (isinstance(dets, bool) or not isinstance(dets, int) or dets < 1):
