@@ -15,7 +15,8 @@ machine's conditions):
   as nanoseconds per move and the games per second one core could play that way; every
   contender's share of that limit is printed beside it;
 * AEC steps per second of ``kalaha_v0`` and ``hus_v0`` against PettingZoo's ``connect_four_v3``;
-* Hus games per second, single and batched, mean moves per game, the longest move seen;
+* Hus games per second, single, batched and as compiled rollouts on 1 and 2 threads (Hus has
+  no OpenSpiel peer), mean moves per game, the longest move seen;
 * a soak: many random games per game through the batched engines, with stone conservation,
   masks against the board, and termination checked after every move.
 
@@ -116,10 +117,11 @@ def kalaha_kernel_limit(game: KalahaGame, moves: int, rng: np.random.Generator) 
     }
 
 
-def rollout_games(batch, rng: np.random.Generator) -> int:
-    """Every game of ``batch`` played to its end by the compiled rollouts; returns the games."""
+def rollout_games(batch, rng: np.random.Generator, max_moves: int | None = None) -> int:
+    """Every game of ``batch`` played to its end (or ``max_moves``) by the compiled rollouts;
+    returns the games."""
     batch.reset()
-    batch.play_random(rng)
+    batch.play_random(rng, max_moves)
     return batch.num_games
 
 
@@ -306,11 +308,20 @@ def main() -> None:
     hus_single(hus, 20, py_rng, stats)
     hus_batch = HusBatch(hus, 4096)
     batch_games(hus_batch, np_rng, HUS_MAX_TURNS)
+    hus_rollouts = {threads: HusBatch(hus, n_rollouts // 4, threads=threads) for threads in (1, 2)}
+    for b in hus_rollouts.values():
+        rollout_games(b, np_rng, HUS_MAX_TURNS)  # warm-up: compile, start the threads
     n_hus = int(1000 * scale)
     timing = interleaved(
         {
             "spieltisch_single": lambda: hus_single(hus, n_hus, py_rng, stats),
             "spieltisch_batched_4096": lambda: batch_games(hus_batch, np_rng, HUS_MAX_TURNS)[0],
+            **{
+                f"spieltisch_rollouts_{t}_thread{'s' * (t > 1)}": (
+                    lambda b=b: rollout_games(b, np_rng, HUS_MAX_TURNS)
+                )
+                for t, b in hus_rollouts.items()
+            },
         },
         rounds,
     )
@@ -365,7 +376,9 @@ Kernel limit (`sow` alone in one compiled loop, one core): {results["kalaha_kern
 | Hus, random games | games/s |
 |---|---:|
 | single game (Python API) | {h["games_per_second"]["spieltisch_single"]["per_second"]:,.0f} |
-| batched (4096 games) | {h["games_per_second"]["spieltisch_batched_4096"]["per_second"]:,.0f} |
+| batched (4096 games), stepped from Python | {h["games_per_second"]["spieltisch_batched_4096"]["per_second"]:,.0f} |
+| compiled rollouts (`play_random`), 1 thread | {h["games_per_second"]["spieltisch_rollouts_1_thread"]["per_second"]:,.0f} |
+| compiled rollouts (`play_random`), 2 threads | {h["games_per_second"]["spieltisch_rollouts_2_threads"]["per_second"]:,.0f} |
 
 Hus: {h["mean_moves_per_game"]:.1f} moves per game on average; longest move {h["longest_move_stones_sown"]:,} stones sown ({h["longest_move_relay_steps"]:,} relay steps); {h["never_ending_moves"]} never-ending moves in {h["games_in_statistics"]:,} games.
 

@@ -336,27 +336,29 @@ def table_speed(prefix: str) -> str:
     b = _result("backgammon.json")
     if b is not None:
         g = b["games"]
-        os_best = g.get("openspiel_pyspiel", {}).get("games_per_s_best")
-        gnu_best = g.get("gnubg_moves_loop", {}).get("games_per_s_best")
+        os_rate = g.get("openspiel_pyspiel", {}).get("games_per_s_median")
+        gnu_rate = g.get("gnubg_moves_loop", {}).get("games_per_s_median")
         rows = [
-            "| Backgammon, random games | games/s (best of rounds) | vs OpenSpiel | vs GNU Backgammon |",
+            "| Backgammon, random games | games/s (median of rounds) | vs OpenSpiel | vs GNU Backgammon |",
             "|---|---:|---:|---:|",
         ]
         labels = {
             "ours_python_api_plays": "spieltisch, one game, whole plays (Python API)",
             "ours_python_api_checker_moves": "spieltisch, one game, one checker move per step",
-            "batch_1_thread_plays": "spieltisch, batched, 1 thread",
-            "batch_2_threads_plays": "spieltisch, batched, 2 threads",
+            "batch_1_thread_plays": "spieltisch, batched, stepped from Python, 1 thread",
+            "batch_2_threads_plays": "spieltisch, batched, stepped from Python, 2 threads",
+            "batch_1_thread_play_random": "spieltisch, compiled rollouts (`play_random`), 1 thread",
+            "batch_2_threads_play_random": "spieltisch, compiled rollouts, 2 threads",
             "gnubg_moves_loop": "GNU Backgammon move generator (gnubg-nn)",
             "openspiel_pyspiel": "OpenSpiel `backgammon` (pyspiel)",
         }
         for key, label in labels.items():
             if key not in g:
                 continue
-            x = g[key]["games_per_s_best"]
+            x = g[key]["games_per_s_median"]
             rows.append(
-                f"| {label} | {_int(x)} | {_ratio(x / os_best) if os_best else '—'} "
-                f"| {_ratio(x / gnu_best) if gnu_best else '—'} |"
+                f"| {label} | {_int(x)} | {_ratio(x / os_rate) if os_rate else '—'} "
+                f"| {_ratio(x / gnu_rate) if gnu_rate else '—'} |"
             )
         parts.append("\n".join(rows) + f"\n\n({_machine(b.get('machine'))}; "
                      f"{_link('backgammon.json', prefix)})")  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from spieltisch.envs._common.batch import next_uniform, pick_from_bits, rollout_streams
 from spieltisch.envs.hus import HusGame
 from spieltisch.envs.hus.batch import HusBatch
 from spieltisch.envs.kalaha import KalahaGame
@@ -142,30 +143,60 @@ def batch_arrays(batch) -> tuple[np.ndarray, ...]:
     return tuple(getattr(batch, name).copy() for name in batch.state_arrays)
 
 
+def step_from_streams(batch, streams: np.ndarray) -> None:
+    """One move in every unfinished game, picked from the next number of its stream."""
+    actions = np.zeros(batch.num_games, dtype=np.int64)
+    weights = 1 << np.arange(batch.legal_mask.shape[1], dtype=np.int64)
+    for g in np.flatnonzero(~batch.terminal):
+        bits = int(batch.legal_mask[g].astype(np.int64) @ weights)
+        actions[g] = pick_from_bits(bits, next_uniform(streams, g))
+    batch.step(actions)
+
+
 @pytest.mark.parametrize("game_name", ["kalaha", "hus"])
 def test_play_random_is_the_step_loop_on_any_number_of_threads(game_name):
-    # One uniform number per game per move (chunk=1) is what sample_random_actions draws, so
-    # the compiled rollout must end exactly where the step loop ends.
+    # The compiled rollout picks each move as sample_random_actions does, from the next number
+    # of the game's own stream, so a step loop fed from the same streams ends where it ends.
     stepped = make_batch(game_name, 300, threads=1)
-    rng = np.random.default_rng(5)
+    streams = rollout_streams(np.random.default_rng(5), 300)
     for _ in range(HUS_MAX_TURNS):
         if stepped.terminal.all():
             break
-        stepped.step(stepped.sample_random_actions(rng))
-    rolled = make_batch(game_name, 300, threads=2)
-    rolled.play_random(np.random.default_rng(5), max_moves=HUS_MAX_TURNS, chunk=1)
-    for ours, theirs in zip(batch_arrays(rolled), batch_arrays(stepped), strict=True):
-        assert np.array_equal(ours, theirs)
-    # Larger chunks draw the numbers differently, but never depend on the threads.
+        step_from_streams(stepped, streams)
     results = []
     for threads in (1, 2, 3):
-        batch = make_batch(game_name, 300, threads=threads)
-        batch.play_random(np.random.default_rng(6), max_moves=HUS_MAX_TURNS, chunk=16)
-        results.append(batch_arrays(batch))
-    for other in results[1:]:
-        for ours, theirs in zip(results[0], other, strict=True):
+        rolled = make_batch(game_name, 300, threads=threads)
+        rolled.play_random(np.random.default_rng(5), max_moves=HUS_MAX_TURNS)
+        results.append(batch_arrays(rolled))
+    for arrays in results:
+        for ours, theirs in zip(arrays, batch_arrays(stepped), strict=True):
             assert np.array_equal(ours, theirs)
     assert results[0][2].all()  # every game ended (terminal is the third state array)
+    # Another seed plays other games; max_moves stops every game after that many moves.
+    other = make_batch(game_name, 300, threads=2)
+    other.play_random(np.random.default_rng(6), max_moves=HUS_MAX_TURNS)
+    assert not np.array_equal(other.boards, stepped.boards)
+    short = make_batch(game_name, 300, threads=2)
+    short.play_random(np.random.default_rng(5), max_moves=3)
+    replay = make_batch(game_name, 300, threads=1)
+    streams = rollout_streams(np.random.default_rng(5), 300)
+    for _ in range(3):
+        step_from_streams(replay, streams)
+    for ours, theirs in zip(batch_arrays(short), batch_arrays(replay), strict=True):
+        assert np.array_equal(ours, theirs)
+
+
+def test_rollout_streams_are_uniform_and_distinct():
+    streams = rollout_streams(np.random.default_rng(0), 1000)
+    assert streams.dtype == np.uint64 and len(set(streams.tolist())) == 1000
+    draws = np.array([[next_uniform(streams, g) for _ in range(50)] for g in range(1000)])
+    assert ((draws >= 0) & (draws < 1)).all()
+    # 50,000 draws: mean 0.5 and 10 equal bins within a few standard errors
+    assert abs(draws.mean() - 0.5) < 4 * np.sqrt(1 / 12 / draws.size)
+    counts = np.bincount((draws * 10).astype(int).ravel(), minlength=10)
+    assert (np.abs(counts - 5000) < 4 * np.sqrt(5000)).all()
+    again = rollout_streams(np.random.default_rng(0), 1000)
+    assert np.array_equal(again, rollout_streams(np.random.default_rng(0), 1000))
 
 
 @pytest.mark.parametrize("game_name", ["kalaha", "hus"])
@@ -197,8 +228,6 @@ def test_bad_batch_arguments_raise_and_change_nothing(game_name):
         batch.reset(games=np.array([8]))
     with pytest.raises(ValueError, match="first_player must be 0 or 1"):
         batch.reset(first_player=2)
-    with pytest.raises(ValueError, match="chunk"):
-        batch.play_random(np.random.default_rng(0), chunk=0)
     with pytest.raises(ValueError, match="max_moves"):
         batch.play_random(np.random.default_rng(0), max_moves=-1)
     for now, then in zip(batch_arrays(batch), before, strict=True):

@@ -124,6 +124,45 @@ def sample_legal_actions(legal_mask: np.ndarray, rng: np.random.Generator) -> np
     return out
 
 
+# SplitMix64 (Steele, Lea and Flood 2014): each game of a rollout has its own counter-based
+# stream, so a thread draws its games' numbers itself and the games never depend on the threads.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_TO_UNIT = 2.0**-53
+
+
+@numba.njit(cache=True, nogil=True)
+def _mix64(z):
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True, nogil=True)
+def next_uniform(streams, g) -> float:
+    """The next uniform number in [0, 1) of game ``g``'s stream (``streams[g]`` advances)."""
+    state = streams[g] + _GOLDEN
+    streams[g] = state
+    return float(_mix64(state) >> np.uint64(11)) * _TO_UNIT
+
+
+def rollout_streams(rng: np.random.Generator, num_games: int) -> np.ndarray:
+    """A fresh random-number stream per game (uint64 states for :func:`next_uniform`), drawn
+    from one number of ``rng``."""
+    key = rng.integers(0, 2**63, dtype=np.uint64)
+    with np.errstate(over="ignore"):  # the arithmetic is modulo 2**64 on purpose
+        return _mix64_array(key + np.arange(num_games, dtype=np.uint64) * _GOLDEN)
+
+
+@numba.njit(cache=True)
+def _mix64_array(z):
+    out = np.empty_like(z)
+    for i in range(z.shape[0]):
+        out[i] = _mix64(z[i])
+    return out
+
+
 #: what :meth:`BatchedGame.reset` accepts as its seed
 BatchSeed = int | np.random.Generator | None
 
@@ -375,34 +414,32 @@ class ArrayStateBatch:
         actions = check_batch_actions(actions, self.legal_mask, self.terminal)
         self._run(type(self)._step_kernel, self._block_args(actions))
 
-    def play_random(
-        self, rng: np.random.Generator, max_moves: int | None = None, chunk: int = 64
-    ) -> None:
+    def play_random(self, rng: np.random.Generator, max_moves: int | None = None) -> None:
         """Play every unfinished game on with uniformly random legal moves until it ends (or
-        has made ``max_moves`` more moves), each thread playing whole games without returning
-        to Python (random rollouts). Each move is picked as :meth:`sample_random_actions` picks
-        (:func:`pick_from_bits`), from uniform numbers drawn ``chunk`` moves per game at a time
-        from ``rng``, so the games do not depend on the number of threads."""
-        if chunk < 1:
-            raise ValueError(f"chunk must be at least 1, got {chunk}")
-        if max_moves is not None and max_moves < 0:
-            raise ValueError(f"max_moves must be at least 0, got {max_moves}")
-        played = 0
-        while not self.terminal.all() and (max_moves is None or played < max_moves):
-            moves = chunk if max_moves is None else min(chunk, max_moves - played)
-            uniforms = rng.random((self.num_games, moves))
-            self._run(type(self)._random_moves_kernel, self._block_args(uniforms))
-            played += moves
+        has made ``max_moves`` more moves), each thread playing whole games in one compiled loop
+        (random rollouts). Each move is picked as :meth:`sample_random_actions` picks
+        (:func:`pick_from_bits`), from a per-game stream of uniform numbers
+        (:func:`rollout_streams`, seeded by one draw from ``rng``), so the games do not depend
+        on the number of threads."""
+        if max_moves is not None and (isinstance(max_moves, bool) or max_moves < 0):
+            raise ValueError(f"max_moves must be None or at least 0, got {max_moves!r}")
+        if max_moves == 0:
+            return
+        streams = rollout_streams(rng, self.num_games)
+        budget = -1 if max_moves is None else int(max_moves)
+        args = self._block_args(streams)
+        self._run(type(self)._random_moves_kernel, lambda lo, hi: (*args(lo, hi), budget))
 
     #: the compiled loop of :meth:`step`, ``kernel(*block_args(actions)(lo, hi))``
     _step_kernel: Callable
-    #: the compiled loop of :meth:`play_random`: ``uniforms.shape[1]`` random moves in each game
-    #: of a block, with the arguments :meth:`_block_args` gives for ``uniforms``
+    #: the compiled loop of :meth:`play_random`: random moves in each game of a block until it
+    #: ends or has made ``max_moves`` (the last argument; -1: no limit), with the arguments
+    #: :meth:`_block_args` gives for the games' random-number streams
     _random_moves_kernel: Callable
 
     def _block_args(self, moves: np.ndarray) -> Callable[[int, int], tuple]:
         """The arguments of :attr:`_step_kernel` (``moves``: one action per game) and of
-        :attr:`_random_moves_kernel` (``moves``: uniform numbers per game) for games
+        :attr:`_random_moves_kernel` (``moves``: one random-number stream per game) for games
         ``lo:hi``."""
         raise NotImplementedError
 

@@ -17,6 +17,7 @@ from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
     games_flags,
+    next_uniform,
     pick_from_bits,
     store_move,
     write_mask,
@@ -53,8 +54,9 @@ def _step_all(boards, players, terminal, actions, max_sown, masks, stats):
 
 
 @numba.njit(cache=True, nogil=True)
-def _random_moves(boards, players, terminal, uniforms, max_sown, masks, stats):
-    """Up to ``uniforms.shape[1]`` random moves in each unfinished game (see ``play_random``);
+def _random_moves(boards, players, terminal, streams, max_sown, masks, stats, max_moves):
+    """Random moves in each unfinished game until it ends or has made ``max_moves`` (-1: no
+    limit), the numbers drawn from its stream in ``streams`` (see ``play_random``);
     ``stats`` holds each game's last move, as after :func:`_step_all`."""
     for g in range(boards.shape[0]):
         if terminal[g]:
@@ -64,8 +66,10 @@ def _random_moves(boards, players, terminal, uniforms, max_sown, masks, stats):
         bits = legal_bits(board, player)
         over = False
         packed = sown = relays = 0
-        for i in range(uniforms.shape[1]):
-            action = pick_from_bits(bits, uniforms[g, i])
+        made = 0
+        while made != max_moves:
+            made += 1
+            action = pick_from_bits(bits, next_uniform(streams, g))
             packed, sown, relays = play_pit(board, player, action, max_sown)
             player, over, bits = unpack_move(packed)
             if over:

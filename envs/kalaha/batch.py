@@ -17,6 +17,7 @@ from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
     games_flags,
+    next_uniform,
     pick_from_bits,
     store_move,
     write_mask,
@@ -45,8 +46,9 @@ def _step_all(boards, players, terminal, actions, empty_capture, masks):
 
 
 @numba.njit(cache=True, nogil=True)
-def _random_moves(boards, players, terminal, uniforms, empty_capture, masks):
-    """Up to ``uniforms.shape[1]`` random moves in each unfinished game (see ``play_random``)."""
+def _random_moves(boards, players, terminal, streams, empty_capture, masks, max_moves):
+    """Random moves in each unfinished game until it ends or has made ``max_moves`` (-1: no
+    limit), the numbers drawn from its stream in ``streams`` (see ``play_random``)."""
     for g in range(boards.shape[0]):
         if terminal[g]:
             continue
@@ -54,8 +56,10 @@ def _random_moves(boards, players, terminal, uniforms, empty_capture, masks):
         player = players[g]
         bits = legal_bits(board, player)
         over = False
-        for i in range(uniforms.shape[1]):
-            pit = pick_from_bits(bits, uniforms[g, i])
+        made = 0
+        while made != max_moves:
+            made += 1
+            pit = pick_from_bits(bits, next_uniform(streams, g))
             player, over, bits = unpack_move(sow(board, player, pit, empty_capture))
             if over:
                 break
