@@ -37,7 +37,12 @@ import numpy as np
 from _common import add_run_options, shrink_if_quick, write_results
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.agents.arena.stats import mean_interval
-from spieltisch.agents.neural.gumbel_search import GumbelSearch, SearchConfig, policy_evaluator
+from spieltisch.agents.neural.gumbel_search import (
+    GumbelSearch,
+    Outcome,
+    SearchConfig,
+    policy_evaluator,
+)
 from spieltisch.agents.registry import make_agent
 from spieltisch.train.opponents import ScriptedOpponent
 from spieltisch.train.ppo import make_games
@@ -59,9 +64,11 @@ def match(
     seed: int,
     opening_plies: int,
     max_turns: int = 1000,
+    outcome: Outcome | None = None,
 ) -> dict[str, Any]:
     """``pairs`` pairs of games of the network (with ``sims`` simulations, 0: its most likely
-    move) against ``opponent``; see the module docstring."""
+    move) against ``opponent``; see the module docstring. ``outcome``: how the network's
+    search values finished games (as it was trained; default the game's result)."""
     rng = np.random.default_rng(seed)
     opponent.reseed(rng)
     games = make_games(game, options, 2 * pairs)
@@ -73,7 +80,7 @@ def match(
         games.step(np.repeat(picks, 2))
     seat = np.arange(games.num_games) % 2
     evaluate = policy_evaluator(net, games.num_players)
-    search = GumbelSearch(SearchConfig(num_simulations=max(sims, 1), gumbel_scale=0.0))
+    search = GumbelSearch(SearchConfig(num_simulations=max(sims, 1), gumbel_scale=0.0), outcome)
     start = time.perf_counter()
     for _ in range(max_turns):
         if games.terminal.all():
@@ -195,13 +202,17 @@ def main() -> None:
                     accuracy_games=2, accuracy_sims=[0, 2], accuracy_opponents=["random"])  # fmt: skip
     game, options = BOARDS[args.board]
     agent = args.agent or f"pretrained:{game}"
-    net = load_checkpoint_net(agent, game, options)
+    searcher = make_agent(with_sims(agent, 1), game, game_options=options)
+    net, outcome = searcher.net.eval(), searcher.search.outcome
     matches = []
     for sims_text, opponent_name in args.match:
         sims = int(sims_text)
         opponent = ScriptedOpponent(opponent_name, game, options)
         pairs = max(1, math.ceil(args.games / 2))
-        row = match(game, options, net, sims, opponent, pairs, args.seed, args.opening_plies)
+        row = match(
+            game, options, net, sims, opponent, pairs, args.seed, args.opening_plies,
+            outcome=outcome,
+        )  # fmt: skip
         matches.append({"sims": sims, "opponent": opponent_name, **row})
         print(matches[-1], flush=True)
     rows = []
@@ -246,11 +257,6 @@ def with_sims(agent: str, sims: int) -> str:
     ``pretrained:kalaha:algo=ppo,sims=N``)."""
     last = agent.rsplit(":", 1)[-1]
     return f"{agent},sims={sims}" if "=" in last else f"{agent}:sims={sims}"
-
-
-def load_checkpoint_net(agent: str, game: str, options: dict[str, Any]) -> Any:
-    """The network of ``checkpoint:PATH`` or ``pretrained:<game>[:algo=...]``, in eval mode."""
-    return make_agent(with_sims(agent, 0), game, game_options=options).net.eval()
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from spieltisch.agents.arena import evaluate
 from spieltisch.agents.kalaha.accuracy import move_accuracy
 from spieltisch.agents.kalaha.solver import KalahaSolver
 from spieltisch.agents.neural.checkpoint import load_checkpoint
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs.kalaha import KalahaGame
 from spieltisch.train.alphazero import ReplayBuffer, alphazero_loss, train
@@ -131,11 +132,18 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         ("eval_opponents=[nobody]", "unknown agent 'nobody'"),
         ("sims=4", "unknown key 'sims'"),
         ("lr_final=0.01", "'lr_final' must be in"),
+        ("margin_weight=1.5", "'margin_weight' must be in"),
+        ("margin_scale=0", "'margin_scale' must be positive"),
     ],
 )
 def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         config(tmp_path, "bad", override)
+
+
+def test_margin_weight_needs_a_game_scored_in_stones(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="'margin_weight' needs a game scored in stones"):
+        build_config({"game": "hus", "algorithm": "alphazero"}, ["margin_weight=0.5"])
 
 
 def test_cuda_asked_for_without_one_is_a_clear_error(tmp_path) -> None:
@@ -222,3 +230,35 @@ def test_residual_network_trains_and_loads_as_an_agent(tmp_path) -> None:
     assert agent.net.arch.residual_blocks == 2
     with pytest.raises(ConfigError, match="'residual_blocks' must be at least 0"):
         config(tmp_path, "bad", "residual_blocks=-1")
+
+
+def test_one_hot_count_inputs_train_and_load_as_an_agent(tmp_path) -> None:
+    # Kalah(4,3) seen by the mover: pits 0, 1, 2, 7 stones and a store of 2 (bins: 0..3, 3+)
+    arch = PolicyArch(10, 4, (8,), 6.0, count_bins=4)
+    net = PolicyNet(arch)
+    obs = torch.tensor([[0.0, 1, 2, 7, 2, 3, 3, 3, 3, 0]])
+    x = net.inputs(obs)
+    assert x.shape == (1, 10 * 5) and torch.equal(x[0, :10], obs[0] / 6.0)
+    onehot = x[0, 10:].reshape(10, 4)
+    assert onehot[:5].tolist() == [
+        [1, 0, 0, 0],
+        [0, 1, 0, 0],
+        [0, 0, 1, 0],
+        [0, 0, 0, 1],
+        [0, 0, 1, 0],
+    ]
+    assert PolicyArch.from_json(arch.to_json()) == arch
+    with pytest.raises(ValueError, match="count_bins"):
+        PolicyArch.from_json({**arch.to_json(), "count_bins": -1})
+    train(config(tmp_path, "onehot", "count_bins=8", "total_positions=40"))
+    ckpt = load_checkpoint(tmp_path / "onehot" / "final")
+    assert ckpt.meta["arch"]["count_bins"] == 8
+    path = tmp_path / "onehot" / "final"
+    agent = make_agent(f"checkpoint:{path}:sims=4", "kalaha", game_options=SMALL)
+    assert agent.net.arch.count_bins == 8
+    report = evaluate("kalaha", [f"checkpoint:{path}", "random"], 2, options=SMALL, bootstrap=0)
+    assert report.pairs[0].games == 4
+    with pytest.raises(ValueError, match="plain MLP"):
+        make_agent(f"checkpoint:{path}:search=2", "kalaha", game_options=SMALL)
+    with pytest.raises(ConfigError, match="'count_bins' is for the stone counts"):
+        build_config({"game": "hilo", "algorithm": "alphazero"}, ["count_bins=4"])

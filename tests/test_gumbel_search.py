@@ -13,6 +13,7 @@ from spieltisch.agents.neural.gumbel_search import (
     GumbelSearch,
     SearchConfig,
     considered_visits,
+    game_outcome,
 )
 from spieltisch.envs import make_batch
 from spieltisch.envs.kalaha import KalahaGame, KalahaState
@@ -224,3 +225,46 @@ def test_bad_config_is_refused() -> None:
         SearchConfig(max_considered=0)
     with pytest.raises(ValueError, match="c_scale"):
         SearchConfig(c_scale=-0.1)
+
+
+def test_game_outcome_blends_the_result_with_the_stone_margin():
+    # Seat 0 has won 7 to 5 (a margin of 2); the second game is still running.
+    game = KalahaGame(**SMALL)
+    batch = make_batch("kalaha", 2, **SMALL)
+    batch.set_state(0, game.state_from_text("0,0,0/7 0,0,0/5 0 end"))
+    batch.set_state(1, game.state_from_text("0,5,3/0 2,0,0/2 1"))
+    assert batch.terminal.tolist() == [True, False]
+    assert np.array_equal(game_outcome()(batch), [[1.0, -1.0], [0.0, 0.0]])
+    # w = 0.5, scale 4: 0.5 * 1 + 0.5 * 2 / 4 = 0.75; unfinished games stay 0
+    assert np.allclose(game_outcome(0.5, 4.0)(batch), [[0.75, -0.75], [0.0, 0.0]])
+    # a margin beyond the scale counts fully: 0.5 + 0.5 * 1
+    assert np.allclose(game_outcome(0.5, 1.0)(batch), [[1.0, -1.0], [0.0, 0.0]])
+    # margin alone (w = 1), seen from the losing seat as well
+    batch.set_state(0, game.state_from_text("0,0,0/5 0,0,0/7 0 end"))
+    assert np.allclose(game_outcome(1.0, 8.0)(batch), [[-0.25, 0.25], [0.0, 0.0]])
+    for bad, words in (
+        ({"margin_weight": 1.5}, "margin_weight"),
+        ({"margin_scale": 0}, "margin_scale"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            game_outcome(**bad)
+    with pytest.raises(ValueError, match="scored in stones"):
+        game_outcome(0.5)(make_batch("hus", 1))
+
+
+def test_search_values_finished_leaves_with_its_outcome():
+    # Seat 0 to move, one stone left in its last pit: the move ends the game 7 to 5 for seat 0
+    # (margin 2). The search's exact leaf value is the outcome's, whatever the network says.
+    game = KalahaGame(**SMALL)
+    batch = make_batch("kalaha", 1, **SMALL)
+    batch.set_state(0, game.state_from_text("0,0,1/6 0,1,0/4 0"))
+    assert batch.legal_mask[0].tolist() == [0, 0, 1]
+
+    def evaluate(obs, mask):
+        return np.zeros(mask.shape), np.zeros((len(obs), 2))
+
+    for outcome, expected in ((None, 1.0), (game_outcome(0.5, 4.0), 0.5 + 0.5 * 2 / 4)):
+        search = GumbelSearch(SearchConfig(num_simulations=4, gumbel_scale=0.0), outcome)
+        result = search.search(batch, evaluate, np.random.default_rng(0))
+        assert result.action[0] == 2
+        assert result.q[0, 2] == pytest.approx(expected)

@@ -211,6 +211,14 @@ def test_trained_checkpoints_export_too(tmp_path):
     assert exported["env_version"] == "kalaha_v0"
     _check_policy_model(tmp_path / "ppo.onnx", net.eval(), "kalaha", meta["game_options"])
 
+    # one-hot count inputs and residual blocks (Gumbel AlphaZero's count_bins, residual_blocks)
+    arch = PolicyArch(10, 4, (8,), 3.0, residual_blocks=1, count_bins=5)
+    net = PolicyNet(arch)
+    meta = {"game": "kalaha", "game_options": {"pits": 4, "seeds": 3}, "arch": arch.to_json()}
+    save_checkpoint(tmp_path / "az", meta, {f"model.{k}": v for k, v in net.state_dict().items()})
+    export_onnx(f"checkpoint:{tmp_path / 'az'}", tmp_path / "az.onnx")
+    _check_policy_model(tmp_path / "az.onnx", net.eval(), "kalaha", meta["game_options"])
+
     td_arch = td_value.TDArch(hidden=7)
     params = td_value.init_params(td_arch, np.random.default_rng(0), scale=1.0)
     tensors = {f"model.{k}": torch.from_numpy(v) for k, v in params.items()}

@@ -9,7 +9,8 @@ engines. One iteration, read top to bottom:
    recorded with its **policy target**, the search's improved policy
    ``pi' = softmax(logits + sigma(completedQ))``, and, once its game has ended, its **value
    target** ``z``: the final result of the player who moved there (a game cut off at
-   ``max_turns`` counts 0).
+   ``max_turns`` counts 0; Kalaha with ``margin_weight`` w: ``(1 - w) * result + w *
+   clip(margin / margin_scale, -1, 1)``, the search valuing finished leaves the same way).
 2. The positions go into a replay buffer of the last ``replay_size`` positions.
 3. :func:`alphazero_loss` on minibatches drawn from the buffer, ``ceil(sample_reuse * new /
    batch_size)`` Adam steps::
@@ -39,7 +40,13 @@ import numpy as np
 import torch
 from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
 from spieltisch.agents.neural.determinized_search import InformationSetSearch
-from spieltisch.agents.neural.gumbel_search import GumbelSearch, SearchConfig, policy_evaluator
+from spieltisch.agents.neural.gumbel_search import (
+    GumbelSearch,
+    Outcome,
+    SearchConfig,
+    game_outcome,
+    policy_evaluator,
+)
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.envs import perfect_information
 from spieltisch.envs._common.batch import BatchedGame
@@ -87,6 +94,12 @@ def search_config(cfg: AlphaZeroConfig, sims: int, gumbel_scale: float) -> Searc
     return SearchConfig(sims, cfg.max_considered, gumbel_scale, cfg.c_visit, cfg.c_scale)
 
 
+def value_outcome(cfg: AlphaZeroConfig) -> Outcome:
+    """What a finished game is worth to each seat under ``cfg`` (``margin_weight``): the value
+    target of self-play and the exact leaf value of its search."""
+    return game_outcome(cfg.margin_weight, cfg.margin_scale)
+
+
 def make_search(
     cfg: AlphaZeroConfig, sims: int, gumbel_scale: float
 ) -> GumbelSearch | InformationSetSearch:
@@ -95,7 +108,7 @@ def make_search(
     drawn from the mover's information set. Both answer ``search(games, evaluate, rng)``."""
     config = search_config(cfg, sims, gumbel_scale)
     if perfect_information(cfg.game):
-        return GumbelSearch(config)
+        return GumbelSearch(config, value_outcome(cfg))
     return InformationSetSearch(
         config, cfg.determinizations, lambda n: make_games(cfg.game, cfg.game_options, n)
     )
@@ -176,7 +189,7 @@ def self_play(
         p = result.policy[rows]
         root_entropy.append(-(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=1))
         games.step(result.action)
-    final = games.returns()  # games cut off at max_turns: 0 for every seat
+    final = value_outcome(cfg)(games)  # games cut off at max_turns: 0 for every seat
     game_of, seat_of = np.concatenate(rec["game"]), np.concatenate(rec["seat"])
     positions = {
         "obs": np.concatenate(rec["obs"]).astype(np.float32),

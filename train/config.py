@@ -272,6 +272,10 @@ class AlphaZeroConfig(RunConfig):
     residual_blocks: int = 0
     """residual blocks after the trunk, each x -> tanh(x + W2 tanh(W1 x)) at width hidden[-1]
     (0: a plain MLP)"""
+    count_bins: int = 0
+    """Kalaha and Hus: C > 0 feeds each observed count of stones to the network one-hot over
+    0..C-1 (C-1: that many or more) beside its scaled value, so where a pit's stones land is
+    a lookup for the first layer; 0: the scaled counts alone"""
 
     # --- learning ---
     lr: float = 1e-3
@@ -291,6 +295,12 @@ class AlphaZeroConfig(RunConfig):
     value_weight: float = 1.0
     """weight of the value loss (mean squared error) next to the policy loss (cross-entropy
     with the search's improved policy)"""
+    margin_weight: float = 0.0
+    """Kalaha only: share w of the final stone margin in what a finished game is worth (value
+    target and the search's exact leaves): (1 - w) * result + w * clip(margin / margin_scale,
+    -1, 1); 0: the result alone (+1/-1/0)"""
+    margin_scale: float = 8.0
+    """Kalaha: the margin in stones that counts fully (see margin_weight)"""
     device: str = "cpu"
     """torch device of the network: cpu, cuda (an error if none is present) or auto"""
 
@@ -473,6 +483,10 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'eval_simulations' must be at least 0")
     if cfg.residual_blocks < 0:
         raise ConfigError(f"{source}: key 'residual_blocks' must be at least 0")
+    if not 0 <= cfg.count_bins <= 1000:
+        raise ConfigError(f"{source}: key 'count_bins' must be in [0, 1000], got {cfg.count_bins}")
+    if cfg.count_bins and cfg.game not in ("kalaha", "hus"):
+        raise ConfigError(f"{source}: key 'count_bins' is for the stone counts of kalaha and hus")
     if cfg.lr_final is not None and not 0 < cfg.lr_final <= cfg.lr:
         raise ConfigError(f"{source}: key 'lr_final' must be in (0, lr], got {cfg.lr_final}")
     if not cfg.hidden or any(h < 1 for h in cfg.hidden):
@@ -488,6 +502,16 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'temperature' must be positive, got {cfg.temperature}")
     if cfg.policy_weight < 0:
         raise ConfigError(f"{source}: key 'policy_weight' must be at least 0")
+    if not 0.0 <= cfg.margin_weight <= 1.0:
+        raise ConfigError(
+            f"{source}: key 'margin_weight' must be in [0, 1], got {cfg.margin_weight}"
+        )
+    if not cfg.margin_scale > 0:
+        raise ConfigError(f"{source}: key 'margin_scale' must be positive, got {cfg.margin_scale}")
+    if cfg.margin_weight and cfg.game != "kalaha":
+        raise ConfigError(
+            f"{source}: key 'margin_weight' needs a game scored in stones (kalaha), not {cfg.game}"
+        )
     if cfg.game == "backgammon":
         _check_backgammon_alphazero(cfg, source)
     else:

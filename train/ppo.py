@@ -122,6 +122,7 @@ def make_arch(cfg: PPOConfig, games: BatchedGame) -> PolicyArch:
         hidden=tuple(cfg.hidden),
         observation_scale=games.observation_scale,
         residual_blocks=getattr(cfg, "residual_blocks", 0),  # AlphaZero's configs have them
+        count_bins=getattr(cfg, "count_bins", 0),
     )
 
 

@@ -186,10 +186,17 @@ def make_prefixed_agent(
     if "sims" in params:
         if set(params) - {"sims", "dets"}:
             raise ValueError(f"{prefix}:{value}: 'sims' takes no other parameter but 'dets'")
-        from spieltisch.agents.neural.gumbel_search import GumbelSearchAgent
+        from spieltisch.agents.neural.gumbel_search import GumbelSearchAgent, game_outcome
 
+        outcome = game_outcome(*ckpt.value_margin)
         agent = GumbelSearchAgent(
-            ckpt.policy(), game, ckpt.game_options, params["sims"], seed, params.get("dets")
+            ckpt.policy(),
+            game,
+            ckpt.game_options,
+            params["sims"],
+            seed,
+            params.get("dets"),
+            outcome,
         )
         agent.name = searched_name
         agent.trained_options = ckpt.game_options  # what its value means (analysis)

@@ -58,6 +58,14 @@ class Checkpoint:
     def game_options(self) -> dict[str, Any]:
         return dict(self.meta.get("game_options", {}))
 
+    @property
+    def value_margin(self) -> tuple[float, float]:
+        """``(margin_weight, margin_scale)`` of the run that trained the value head (Gumbel
+        AlphaZero on Kalaha; ``(0.0, 1.0)``, the game's result alone, for every other run):
+        a search with the network values finished games the same way (``game_outcome``)."""
+        config = self.meta.get("config", {})
+        return float(config.get("margin_weight", 0.0)), float(config.get("margin_scale", 1.0))
+
     def policy(self) -> PolicyNet:
         """The policy network with its weights; raises :class:`CheckpointError` unless the
         ``model.`` tensors are exactly those of the recorded architecture."""

@@ -420,6 +420,38 @@ class SearchConfig:
                 raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
 
 
+#: the value of every finished game of a batch by seat, ``(B, num_players)`` (zeros elsewhere)
+Outcome = Callable[[BatchedGame], np.ndarray]
+
+
+def game_outcome(margin_weight: float = 0.0, margin_scale: float = 1.0) -> Outcome:
+    """What a finished game is worth to each seat, in the search (exact leaf values) and as the
+    trainer's value target: the protocol's ``returns()`` (+1 win, -1 loss, 0 draw), or with
+    ``margin_weight`` w > 0 (games with a ``score_difference()``: Kalaha)
+    ``(1 - w) * returns + w * clip(margin / margin_scale, -1, 1)``, the margin in stones from
+    the seat's side: a net trained so prefers the bigger win, as the Kalah solver scores."""
+    if not 0.0 <= margin_weight <= 1.0:
+        raise ValueError(f"margin_weight must be between 0 and 1, got {margin_weight}")
+    if not margin_scale > 0:
+        raise ValueError(f"margin_scale must be above 0, got {margin_scale}")
+    if margin_weight == 0.0:
+        return lambda games: games.returns()
+
+    def outcome(games: BatchedGame) -> np.ndarray:
+        if not hasattr(games, "score_difference"):
+            raise ValueError(
+                f"margin_weight needs a game scored in stones (Kalaha), not {type(games).__name__}"
+            )
+        margin = np.clip(games.score_difference() / margin_scale, -1.0, 1.0)
+        margin = np.where(games.terminal, margin, 0.0)
+        blended = (1.0 - margin_weight) * games.returns()
+        blended[:, 0] += margin_weight * margin
+        blended[:, 1] -= margin_weight * margin
+        return blended
+
+    return outcome
+
+
 def _to_absolute(values: np.ndarray, mover: np.ndarray) -> np.ndarray:
     """Values with seat 0 = the mover -> values by seat number."""
     players = values.shape[1]
@@ -432,9 +464,11 @@ def _to_absolute(values: np.ndarray, mover: np.ndarray) -> np.ndarray:
 class GumbelSearch:
     """Gumbel search for every game of a batch: ``search(roots, evaluate, rng)``."""
 
-    def __init__(self, config: SearchConfig) -> None:
+    def __init__(self, config: SearchConfig, outcome: Outcome | None = None) -> None:
         self.config = config
         self.table = considered_visits_table(config.max_considered, config.num_simulations)
+        #: the exact value of a finished leaf (:func:`game_outcome`; default ``returns()``)
+        self.outcome = game_outcome() if outcome is None else outcome
 
     def search(
         self,
@@ -530,7 +564,7 @@ class GumbelSearch:
             obs, mask = leaf.observe()
             leaf_mover = leaf.current_player.copy()
             finished = leaf.terminal.copy()
-            value = leaf.returns().astype(np.float64)
+            value = self.outcome(leaf).astype(np.float64)
             needs_net = np.flatnonzero(expand & ~finished)
             if needs_net.size:
                 net_logits, net_values = evaluate(obs[needs_net], mask[needs_net])
@@ -596,9 +630,10 @@ class GumbelSearchAgent(Agent):
     """A network with Gumbel search at play time (``checkpoint:PATH:sims=N``): each move searches
     ``sims`` simulations (no root noise: ``gumbel_scale=0``, so the move is deterministic given
     the agent's generator) and plays the search's choice; ``sims=0`` plays the network's most
-    likely legal move. Perfect-information games search the real position they are given;
-    HiLo (hidden cards) searches ``dets`` determinizations drawn from the
-    :class:`~spieltisch.agents.base.InformationSet` it is given (``:sims=N,dets=D``; see
+    likely legal move. ``outcome``: the value of finished leaves, as the network was trained
+    (:func:`game_outcome`; ``Checkpoint.value_margin``). Perfect-information games search the
+    real position they are given; HiLo (hidden cards) searches ``dets`` determinizations drawn
+    from the :class:`~spieltisch.agents.base.InformationSet` it is given (``:sims=N,dets=D``; see
     :mod:`spieltisch.agents.neural.determinized_search`)."""
 
     #: determinizations per HiLo decision unless ``dets`` says otherwise
@@ -612,6 +647,7 @@ class GumbelSearchAgent(Agent):
         sims: int,
         seed: int | None = None,
         dets: int | None = None,
+        outcome: Outcome | None = None,
     ) -> None:
         super().__init__(seed)
         if isinstance(sims, bool) or not isinstance(sims, int) or sims < 0:
@@ -635,7 +671,9 @@ class GumbelSearchAgent(Agent):
             self.name += f",dets={self.dets}"
             self.search: Any = information_set_agent_search(game, game_options, sims, self.dets)
         else:
-            self.search = GumbelSearch(SearchConfig(num_simulations=sims, gumbel_scale=0.0))
+            self.search = GumbelSearch(
+                SearchConfig(num_simulations=sims, gumbel_scale=0.0), outcome
+            )
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         legal = legal_actions_of(observation)

@@ -1,6 +1,7 @@
 """Neural policies (PyTorch): an actor-critic network over a game's observation, and an agent.
 
-The network sees the env's observation vector (divided by ``observation_scale``) and returns
+The network sees the env's observation vector (divided by ``observation_scale``; with
+``count_bins``, each entry one-hot as well) and returns
 action logits and a value (the expected final reward of the player to move). Illegal actions
 are removed with :func:`masked_logits` *before* any distribution is formed: their logits become
 a large negative finite number, so softmax gives them probability exactly 0 and nothing is NaN,
@@ -31,6 +32,14 @@ class PolicyArch:
     observation_scale: float = 1.0
     #: residual blocks after the trunk (x -> tanh(x + W2 tanh(W1 x)), width hidden[-1]); 0: none
     residual_blocks: int = 0
+    #: C > 0: each observation entry (a count of stones) also enters one-hot over 0..C-1 (C-1:
+    #: that many or more), beside its scaled value; 0: the scaled values alone
+    count_bins: int = 0
+
+    @property
+    def input_size(self) -> int:
+        """Width of the trunk's first layer: the scaled observation, plus its one-hot counts."""
+        return self.observation_size * (1 + self.count_bins)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -42,7 +51,7 @@ class PolicyArch:
         """The record of :meth:`to_json`; raises ValueError naming a missing, unknown or bad
         field (sizes must be positive integers, the scale a positive finite number)."""
         known = {"observation_size", "num_actions", "hidden", "observation_scale"}
-        optional = {"residual_blocks"}  # absent in checkpoints written before it existed
+        optional = {"residual_blocks", "count_bins"}  # absent in older checkpoints
         unknown = set(d) - known - optional
         if unknown:
             raise ValueError(f"unknown architecture fields {sorted(unknown)}")
@@ -63,10 +72,15 @@ class PolicyArch:
         scale = d["observation_scale"]
         if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < np.inf:
             raise ValueError(f"observation_scale must be a positive finite number, got {scale!r}")
-        blocks = d.get("residual_blocks", 0)
-        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 0:
-            raise ValueError(f"residual_blocks must be a whole number >= 0, got {blocks!r}")
-        return cls(d["observation_size"], d["num_actions"], tuple(hidden), float(scale), blocks)
+        blocks, bins = d.get("residual_blocks", 0), d.get("count_bins", 0)
+        for name, n in (("residual_blocks", blocks), ("count_bins", bins)):
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, got {n!r}")
+        if bins > 1000:
+            raise ValueError(f"count_bins must be at most 1000, got {bins}")
+        return cls(
+            d["observation_size"], d["num_actions"], tuple(hidden), float(scale), blocks, bins
+        )
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -93,7 +107,11 @@ class PolicyNet(nn.Module):
         super().__init__()
         self.arch = arch
         layers: list[nn.Module] = []
-        width = arch.observation_size
+        width = arch.input_size
+        # the count values the one-hot inputs compare with (not saved: the arch determines them)
+        self.register_buffer(
+            "count_values", torch.arange(arch.count_bins, dtype=torch.float32), persistent=False
+        )
         for h in arch.hidden:
             layers += [nn.Linear(width, h), nn.Tanh()]
             width = h
@@ -105,16 +123,26 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.policy_head.weight, gain=0.01)
         nn.init.zeros_(self.policy_head.bias)
 
+    def inputs(self, obs: torch.Tensor) -> torch.Tensor:
+        """What the trunk sees: ``obs / observation_scale``, and with ``count_bins`` C each
+        entry one-hot over 0..C-1 as well (a comparison, so it exports to ONNX as it is)."""
+        scaled = obs / self.arch.observation_scale
+        if not self.arch.count_bins:
+            return scaled
+        capped = obs.clamp(0, self.arch.count_bins - 1)
+        onehot = (capped.unsqueeze(-1) == self.count_values).to(obs.dtype).flatten(1)
+        return torch.cat([scaled, onehot], dim=1)
+
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(masked logits, value)`` for a batch of observations and action masks."""
-        x = self.trunk(obs / self.arch.observation_scale)
+        x = self.trunk(self.inputs(obs))
         logits = masked_logits(self.policy_head(x), mask)
         value = torch.tanh(self.value_head(x)).squeeze(-1)
         return logits, value
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         """The value head alone (what a search needs at its leaves; skips the policy head)."""
-        x = self.trunk(obs / self.arch.observation_scale)
+        x = self.trunk(self.inputs(obs))
         return torch.tanh(self.value_head(x)).squeeze(-1)
 
 

@@ -132,7 +132,13 @@ def searched_values(
 
 def value_layers(net: PolicyNet) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(weight, bias)`` of the trunk's linear layers and the value head, as numpy arrays
-    (every one is followed by tanh in :meth:`PolicyNet.value`)."""
+    (every one is followed by tanh in :meth:`PolicyNet.value`); a plain MLP over the scaled
+    observation only, which the compiled leaf evaluator reproduces."""
+    if net.arch.residual_blocks or net.arch.count_bins:
+        raise ValueError(
+            "search=N evaluates a plain MLP's value head in compiled code; this network has "
+            "residual blocks or one-hot count inputs: play it with sims=N (Gumbel search)"
+        )
     linears = [m for m in net.trunk if isinstance(m, torch.nn.Linear)] + [net.value_head]
     return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
 
