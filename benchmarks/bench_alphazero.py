@@ -8,7 +8,9 @@ run). Results go to ``benchmarks/results/alphazero_throughput.json`` and ``.md``
    :func:`spieltisch.train.alphazero.self_play` plays them in training (``--rounds`` rounds of
    whole games, the sizes interleaved so that they see the same machine load). The network is
    ``--checkpoint`` (default: an untrained ``[256, 256]`` MLP, as in the shipped config);
-   per wall second and per CPU second of this process (one torch thread).
+   per wall second and per CPU second of this process (one torch thread). ``--device cuda``
+   (or ``auto``: the GPU when there is one) evaluates the network there, the tree and the
+   engine staying on the CPU; the device is recorded with the results.
 2. **Profile**: the share of the search's time spent in the network (the evaluator: tensors in,
    forward pass, arrays out) and in the tree and the engine (selection, backup, stepping the
    copies, observing), measured by timing every evaluator call inside the same runs.
@@ -38,7 +40,7 @@ from spieltisch.agents.neural.gumbel_search import GumbelSearch, policy_evaluato
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.train.alphazero import search_config, self_play
 from spieltisch.train.config import load_config
-from spieltisch.train.ppo import make_arch, make_games
+from spieltisch.train.ppo import make_arch, make_games, resolve_device
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "kalaha_6x4_alphazero.yaml"
@@ -80,13 +82,14 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         torch.manual_seed(0)
         net = PolicyNet(make_arch(cfg, games))
         network = f"untrained MLP {cfg.hidden}"
-    net.eval()
+    device = resolve_device(args.device)
+    net.eval().to(device)
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     runs = {}
     for sims in args.sims:
         search = TimedSearch(search_config(cfg, sims, cfg.gumbel_scale))
-        evaluate = TimedEvaluator(policy_evaluator(net, games.num_players))
+        evaluate = TimedEvaluator(policy_evaluator(net, games.num_players, device))
         runs[sims] = {"search": search, "evaluate": evaluate, "positions": 0, "wall": 0.0}
         runs[sims]["cpu"] = 0.0
         self_play(cfg, games, search, evaluate, rng)  # warm-up: numba compiles
@@ -114,7 +117,8 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
             "tree_and_engine_share_of_search": 1.0 - net_s / search_s,
             "network_calls": run["evaluate"].calls,
         }
-    return {"network": network, "rows": rows}
+    name = torch.cuda.get_device_name(device) if device.startswith("cuda") else "cpu"
+    return {"network": network, "device": device, "device_name": name, "rows": rows}
 
 
 def memory(args: argparse.Namespace) -> dict[str, Any]:
@@ -161,7 +165,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"Machine: {results['machine']}; load average at the end {results['load_average']}. "
         "One torch thread; the sizes were run interleaved.",
         "",
-        f"## Throughput and profile (Kalah(6,4) goki, network: {t['network']})",
+        f"## Throughput and profile (Kalah(6,4) goki, network: {t['network']}, evaluated on "
+        f"{t.get('device_name', 'cpu')})",
         "",
         "| simulations | games | positions | positions/s | positions/CPU s | network share "
         "of search | tree + engine share | search share of self-play |",
@@ -196,6 +201,7 @@ def main() -> None:
     ap.add_argument("--sims", type=int, nargs="+", default=[16, 64])
     ap.add_argument("--games", type=int, default=128)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device", default="cpu", help="the network's: cpu, cuda or auto")
     ap.add_argument("--memory-games", type=int, default=1024)
     ap.add_argument("--memory-sims", type=int, default=64)
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp"))

@@ -7,6 +7,8 @@ second, with the update on 1 and on 2 torch threads (``update_threads``), interl
 Each round times ``train()`` of ``configs/kalaha_ppo.yaml`` in this process (its pool opponents
 included; no evaluations, no checkpoints inside the timed steps) for every contender in turn;
 the median over rounds is reported with the share of the last iteration spent in the update.
+``--device cuda`` adds a contender with the learner on the GPU (``device: cuda``; ``auto``: when
+there is one), the games and the playing copy of the network staying on the CPU.
 Results go to ``benchmarks/results/ppo_throughput.json`` and ``.md``.
 """
 
@@ -19,18 +21,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import add_run_options, write_results
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.train.config import build_config
-from spieltisch.train.ppo import train
+from spieltisch.train.ppo import resolve_device, train
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "kalaha_ppo.yaml"
 
 
-def one_run(steps: int, update_threads: int) -> dict[str, float]:
+def one_run(steps: int, update_threads: int, device: str = "cpu") -> dict[str, float]:
     """Steps per second of one run (start-up included, as a user sees it) and the share of
     the last iteration that went to the update."""
     with tempfile.TemporaryDirectory() as folder:
@@ -40,6 +43,7 @@ def one_run(steps: int, update_threads: int) -> dict[str, float]:
                 f"total_steps={steps}",
                 f"run_dir={folder}/run",
                 f"update_threads={update_threads}",
+                f"device={device}",
                 "eval_interval=0",
                 "final_eval_games=0",
                 "checkpoint_interval=100000",
@@ -62,16 +66,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--steps", type=int, default=600_000, help="steps per run")
+    parser.add_argument(
+        "--device", default="cpu", help="cpu; cuda (or auto: if present) adds a GPU learner"
+    )
     add_run_options(parser)
     args = parser.parse_args()
     rounds, steps = (1, 3_000) if args.quick else (args.rounds, args.steps)
     results: dict = {"machine": machine_info(), "config": str(CONFIG.name), "steps": steps}
-    contenders = {"update_threads=1": 1, "update_threads=2": 2}
+    contenders = {"update_threads=1": (1, "cpu"), "update_threads=2": (2, "cpu")}
+    gpu = resolve_device(args.device)
+    if gpu != "cpu":
+        contenders[f"learner on {torch.cuda.get_device_name(gpu)}"] = (1, gpu)
+    results["gpu"] = torch.cuda.get_device_name(gpu) if gpu != "cpu" else None
     one_run(min(steps, 20_000), 1)  # warm-up: numba caches, torch
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in contenders}
     for r in range(rounds):
-        for name, threads in contenders.items():
-            runs[name].append(one_run(steps, threads))
+        for name, (threads, device) in contenders.items():
+            runs[name].append(one_run(steps, threads, device))
             print(f"round {r + 1}: {name}: {runs[name][-1]['steps_per_second']:,.0f} steps/s")
     summary = {
         name: {
