@@ -12,7 +12,9 @@ per step is about constant within a run, so this is close; the evaluations' own 
 in too). ``--checkpoint LABEL PATH CPU_SECONDS`` (repeatable) instead evaluates a saved network
 here (``--games`` games with 2 random opening moves each, seats alternating, as the trainers'
 evaluations do) and places it at the given CPU seconds: for runs whose logged evaluations were
-made differently, or whose checkpoints are all that is left. Writes ``docs/images/strength_cpu_<name>.png`` and the points to
+made differently, or whose checkpoints are all that is left. ``--previous FILE OLD NEW``
+(repeatable) carries the curve ``OLD`` of an earlier results file of this script over as
+``NEW``: points of runs whose folders are gone. Writes ``docs/images/strength_cpu_<name>.png`` and the points to
 ``benchmarks/results/strength_cpu_<name>.json`` (``--quick``: a smoke run on a tiny run made
 here, written only to ``--results-dir``).
 """
@@ -135,6 +137,14 @@ def main() -> None:
         default=[],
         metavar=("LABEL", "PATH", "CPU_SECONDS"),
     )
+    ap.add_argument(
+        "--previous",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("FILE", "OLD_LABEL", "NEW_LABEL"),
+        help="carry a curve of an earlier strength_cpu_<name>.json over, relabelled",
+    )
     ap.add_argument("--games", type=int, default=400, help="--checkpoint: evaluation games")
     ap.add_argument("--seed", type=int, default=9_000_000, help="--checkpoint: evaluation seed")
     ap.add_argument("--metric", default="eval/score_vs_alphabeta:depth=4")
@@ -152,13 +162,18 @@ def main() -> None:
         for label, path, cpu in args.checkpoint:
             point = evaluate_checkpoint(Path(path), args.metric, args.games, args.seed)
             curves.setdefault(label, []).append({"cpu_seconds": float(cpu), **point})
+    for file, old, new in args.previous:
+        earlier = json.loads(Path(file).read_text())
+        if earlier.get("metric") != args.metric or old not in earlier.get("curves", {}):
+            raise SystemExit(f"{file}: no curve {old!r} of {args.metric!r}")
+        curves.setdefault(new, []).extend(earlier["curves"][old])
     for points in curves.values():
         points.sort(key=lambda p: p["cpu_seconds"])
     results: dict[str, Any] = {
         "title": args.title,
         "metric": args.metric,
         "curves": curves,
-        "sources": {"runs": args.curve, "checkpoints": args.checkpoint},
+        "sources": {"runs": args.curve, "checkpoints": args.checkpoint, "previous": args.previous},
         "command": "python benchmarks/plot_strength_cpu.py " + " ".join(sys.argv[1:]),
     }
     out = result_path(args, f"strength_cpu_{args.name}.json")

@@ -221,6 +221,10 @@ def test_cosine_learning_rate_schedule() -> None:
 
 def test_residual_network_trains_and_loads_as_an_agent(tmp_path) -> None:
     train(config(tmp_path, "res", "residual_blocks=2", "total_positions=40"))
+    with pytest.raises(ValueError, match="residual blocks: play it with sims=N"):
+        make_agent(
+            f"checkpoint:{tmp_path / 'res' / 'final'}:search=2", "kalaha", game_options=SMALL
+        )
     ckpt = load_checkpoint(tmp_path / "res" / "final")
     assert ckpt.meta["arch"]["residual_blocks"] == 2
     assert sum(k.startswith("model.trunk.") for k in ckpt.tensors) > 4  # blocks' weights saved
@@ -258,7 +262,8 @@ def test_one_hot_count_inputs_train_and_load_as_an_agent(tmp_path) -> None:
     assert agent.net.arch.count_bins == 8
     report = evaluate("kalaha", [f"checkpoint:{path}", "random"], 2, options=SMALL, bootstrap=0)
     assert report.pairs[0].games == 4
-    with pytest.raises(ValueError, match="plain MLP"):
-        make_agent(f"checkpoint:{path}:search=2", "kalaha", game_options=SMALL)
+    searching = f"checkpoint:{path}:search=2"  # alpha-beta over the value head, compiled
+    report = evaluate("kalaha", [searching, "random"], 2, options=SMALL, bootstrap=0)
+    assert report.pairs[0].games == 4
     with pytest.raises(ConfigError, match="'count_bins' is for the stone counts"):
         build_config({"game": "hilo", "algorithm": "alphazero"}, ["count_bins=4"])

@@ -175,9 +175,12 @@ def test_compiled_tanh_is_accurate() -> None:
     assert np.abs(apply(xs) - np.tanh(xs.astype(np.float64))).max() < 5e-7
 
 
-@pytest.mark.parametrize("game", ["kalaha", "hus"])
-def test_compiled_value_net_equals_torch(game: str) -> None:
-    """The alpha-beta's numba value net reads the env's observation and matches PolicyNet.value."""
+@pytest.mark.parametrize(
+    ("game", "count_bins"), [("kalaha", 0), ("hus", 0), ("kalaha", 5), ("hus", 6)]
+)
+def test_compiled_value_net_equals_torch(game: str, count_bins: int) -> None:
+    """The alpha-beta's numba value net reads the env's observation (one-hot counts too) and
+    matches PolicyNet.value."""
     from spieltisch.agents.mancala import alphabeta
     from spieltisch.agents.mancala.alphabeta import _net_value, net_leaf_evaluator
     from spieltisch.agents.neural.value_search import value_layers
@@ -186,8 +189,8 @@ def test_compiled_value_net_equals_torch(game: str) -> None:
         (alphabeta.KALAHA, 10, 4, 3.0) if game == "kalaha" else (alphabeta.HUS, 32, 16, 4.0)
     )
     torch.manual_seed(3)
-    net = PolicyNet(PolicyArch(size, actions, (24, 12), scale)).eval()
-    leaf_net = net_leaf_evaluator(value_layers(net), size, scale)
+    net = PolicyNet(PolicyArch(size, actions, (24, 12), scale, count_bins=count_bins)).eval()
+    leaf_net = net_leaf_evaluator(value_layers(net), size, scale, count_bins)
     states = _random_states(KalahaGame(**KALAHA) if game == "kalaha" else HusGame(), 20,
                             np.random.default_rng(0))  # fmt: skip
     for state in states:
@@ -198,7 +201,7 @@ def test_compiled_value_net_equals_torch(game: str) -> None:
             value = _net_value(kind, state.board, mover, leaf_net)
             assert value == pytest.approx(expected, abs=1e-5)
     with pytest.raises(ValueError, match="not a value net"):
-        net_leaf_evaluator(value_layers(net)[:-1], size, scale)
+        net_leaf_evaluator(value_layers(net)[:-1], size, scale, count_bins)
 
 
 @pytest.mark.parametrize(

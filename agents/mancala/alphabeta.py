@@ -90,33 +90,43 @@ def _terminal_value(kind: int, board: np.ndarray, player: int, next_player: int)
     return result * WIN + _static(kind, board, player)
 
 
-#: what the compiled search reads to score its horizon: layer sizes, weights, scratch; empty
-#: arrays (:func:`static_leaf_evaluator`) mean the static value
-NetTuple = tuple[np.ndarray, np.ndarray, np.ndarray]
+#: what the compiled search reads to score its horizon: layer sizes, weights, scratch and the
+#: input encoding (observation size, one-hot bins per count); empty arrays
+#: (:func:`static_leaf_evaluator`) mean the static value
+NetTuple = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def static_leaf_evaluator() -> NetTuple:
     """No network: the search scores its horizon with the static value."""
-    return np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((2, 0), np.float32)
+    return (
+        np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((2, 0), np.float32),
+        np.zeros(2, np.int64),
+    )  # fmt: skip
 
 
 def net_leaf_evaluator(
-    layers: list[tuple[np.ndarray, np.ndarray]], observation_size: int, scale: float
+    layers: list[tuple[np.ndarray, np.ndarray]],
+    observation_size: int,
+    scale: float,
+    count_bins: int = 0,
 ) -> NetTuple:
     """A tanh MLP value net (``layers`` = (weight (out, in), bias) per layer, the last one
     the value head; every layer is followed by tanh) as the arrays the compiled search reads:
     its input is the mover's observation (the env's, ``observation_size`` long, from the rules'
-    ``observe`` kernel) divided by ``scale``."""
+    ``observe`` kernel) divided by ``scale``, followed with ``count_bins`` C > 0 by each count
+    one-hot over 0..C-1 (as :meth:`~spieltisch.agents.neural.policy.PolicyNet.inputs`)."""
     sizes = [layers[0][0].shape[1]] + [w.shape[0] for w, _ in layers]
-    if sizes[-1] != 1 or sizes[0] != observation_size:
+    if sizes[-1] != 1 or sizes[0] != observation_size * (1 + count_bins):
         raise ValueError(f"not a value net over this observation: layer sizes {sizes}")
     params = []
     for k, (w, b) in enumerate(layers):
-        w = np.asarray(w, np.float32) / np.float32(scale if k == 0 else 1.0)
+        w = np.array(w, np.float32)
+        if k == 0:
+            w[:, :observation_size] /= np.float32(scale)  # the one-hot columns stay as they are
         params += [w.ravel(), np.asarray(b, np.float32).ravel()]
     return (
         np.asarray(sizes, np.int64), np.concatenate(params).astype(np.float32),
-        np.zeros((2, max(sizes)), np.float32),
+        np.zeros((2, max(sizes)), np.float32), np.array([observation_size, count_bins], np.int64),
     )  # fmt: skip
 
 
@@ -144,23 +154,28 @@ def _tanh(x: float) -> float:
 def _net_value(kind: int, board: np.ndarray, mover: int, net: NetTuple) -> float:
     """The value net's output for ``mover`` (to move) on ``board`` (about 4 us for 32 inputs
     and two hidden layers of 128)."""
-    sizes, params, scratch = net
+    sizes, params, scratch, encoding = net
     x = scratch[0]
     y = scratch[1]
     if kind == KALAHA:
         kalaha_observe(board, mover, x)
     else:
         hus_observe(board, mover, x)
+    n_obs, bins = encoding[0], encoding[1]
     offset = 0
     for layer in range(sizes.shape[0] - 1):
         n_in = sizes[layer]
         n_out = sizes[layer + 1]
         bias = offset + n_in * n_out
+        dense = n_obs if layer == 0 and bins > 0 else n_in  # one-hot inputs: one column each
         for o in range(n_out):
             weights = params[offset + o * n_in : offset + (o + 1) * n_in]  # contiguous: SIMD
             acc = params[bias + o]
-            for i in range(n_in):
+            for i in range(dense):
                 acc += weights[i] * x[i]
+            if dense < n_in:
+                for i in range(n_obs):
+                    acc += weights[n_obs + i * bins + min(max(int(x[i]), 0), bins - 1)]
             y[o] = acc
         for o in range(n_out):
             y[o] = _tanh(y[o])

@@ -132,12 +132,12 @@ def searched_values(
 
 def value_layers(net: PolicyNet) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(weight, bias)`` of the trunk's linear layers and the value head, as numpy arrays
-    (every one is followed by tanh in :meth:`PolicyNet.value`); a plain MLP over the scaled
-    observation only, which the compiled leaf evaluator reproduces."""
-    if net.arch.residual_blocks or net.arch.count_bins:
+    (every one is followed by tanh in :meth:`PolicyNet.value`); an MLP (the compiled leaf
+    evaluator reproduces its inputs, one-hot counts included, but not residual blocks)."""
+    if net.arch.residual_blocks:
         raise ValueError(
-            "search=N evaluates a plain MLP's value head in compiled code; this network has "
-            "residual blocks or one-hot count inputs: play it with sims=N (Gumbel search)"
+            "search=N evaluates an MLP's value head in compiled code; this network has "
+            "residual blocks: play it with sims=N (Gumbel search)"
         )
     linears = [m for m in net.trunk if isinstance(m, torch.nn.Linear)] + [net.value_head]
     return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
@@ -165,7 +165,7 @@ def alphabeta_searcher(
     )
     (observation_size,) = make_batch(game, 1, **game_options).observation_shape
     searcher.leaf_net = net_leaf_evaluator(
-        value_layers(net), observation_size, net.arch.observation_scale
+        value_layers(net), observation_size, net.arch.observation_scale, net.arch.count_bins
     )
     return searcher
 
