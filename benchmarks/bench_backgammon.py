@@ -361,11 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=3000, help="for the generation timing")
     parser.add_argument("--out", type=Path, help="default: backgammon.json in --results-dir")
     add_run_options(parser)
-    args = parser.parse_args(argv)
     parser.add_argument("--kernel-decisions", type=int, default=3_000_000)
+    args = parser.parse_args(argv)
     shrink_if_quick(args, seconds=0.05, rounds=1, batch=64, positions=50, kernel_decisions=20_000)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
 
+    limit = kernel_limit(args.kernel_decisions, 2)
     contenders = {
         "ours_python_api_plays": ours_plays(0),
         "ours_python_api_checker_moves": ours_checker_moves(0),
@@ -411,7 +412,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     peer = games[peer_name]["games_per_s_median"]
     ratios = {name: g["games_per_s_median"] / peer for name, g in games.items()}
-    limit = kernel_limit(args.kernel_decisions, 2)
     for g in games.values():
         g["share_of_one_core_kernel_limit"] = (
             g["games_per_s_median"] / limit["games_per_second_one_core"]
