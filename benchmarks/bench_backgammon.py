@@ -41,7 +41,7 @@ from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import gnubg_adapter as ga
 from spieltisch.envs.backgammon import rules as k
-from spieltisch.envs.backgammon.batch import BackgammonBatch
+from spieltisch.envs.backgammon.batch import BackgammonBatch, _random_decision
 from spieltisch.envs.backgammon.notation import sides_to_position_id
 
 TABLE = 1 << 16
@@ -245,15 +245,15 @@ def _generate_all(vectors, pairs, ws):
 @numba.njit(cache=True)
 def _kernel_games(initial, uniforms, rolls, ws):
     """Random cubeless games on one state, as ``play_random`` plays each game (dice put
-    without generating, then one generation per decision); returns (games, decisions)."""
+    without generating, then its own random decision, one generation each); returns (games,
+    decisions)."""
     s = initial.copy()
     games = decisions = 0
     for i in range(uniforms.shape[0]):
         if s[k.M_PHASE] <= k.PH_ROLL:
             d1, d2 = k.dice_of(s, rolls[i])
             k.put_dice(s, d1, d2)
-        n = k.generate(s, ws, False)
-        k.play(s, min(int(uniforms[i] * n), n - 1), ws)
+        _random_decision(s, uniforms[i], ws)
         decisions += 1
         if s[k.M_PHASE] == k.PH_OVER:
             s[:] = initial
