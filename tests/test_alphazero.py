@@ -14,11 +14,20 @@ from spieltisch.agents.arena import evaluate
 from spieltisch.agents.kalaha.accuracy import move_accuracy
 from spieltisch.agents.kalaha.solver import KalahaSolver
 from spieltisch.agents.neural.checkpoint import load_checkpoint
+from spieltisch.agents.neural.gumbel_search import policy_evaluator
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs.kalaha import KalahaGame
-from spieltisch.train.alphazero import ReplayBuffer, alphazero_loss, train
+from spieltisch.train.alphazero import (
+    ReplayBuffer,
+    alphazero_loss,
+    make_search,
+    self_play,
+    train,
+    value_targets,
+)
 from spieltisch.train.config import AlphaZeroConfig, ConfigError, build_config
+from spieltisch.train.ppo import make_games
 from spieltisch.train.run_files import latest_checkpoint
 
 SMALL = {"pits": 4, "seeds": 3, "rules": "goki"}
@@ -134,6 +143,7 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         ("lr_final=0.01", "'lr_final' must be in"),
         ("margin_weight=1.5", "'margin_weight' must be in"),
         ("margin_scale=0", "'margin_scale' must be positive"),
+        ("td_steps=-1", "'td_steps' must be at least 0"),
     ],
 )
 def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> None:
@@ -144,6 +154,46 @@ def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> N
 def test_margin_weight_needs_a_game_scored_in_stones(tmp_path) -> None:
     with pytest.raises(ConfigError, match="'margin_weight' needs a game scored in stones"):
         build_config({"game": "hus", "algorithm": "alphazero"}, ["margin_weight=0.5"])
+
+
+def test_n_step_value_targets_on_two_drawn_games() -> None:
+    # Game 0 moves at moves 0-3 (seats 0, 0, 1, 0: an extra turn, then a capture) and ends;
+    # game 1 moves at moves 0-1 only. Positions are recorded move by move, games in order.
+    rows_per_move = [np.array([0, 1]), np.array([0, 1]), np.array([0]), np.array([0])]
+    seat = np.array([0, 1, 0, 0, 1, 0])
+    final = np.array([[1.0, -1.0], [-1.0, 1.0]])  # game 0 won by seat 0, game 1 by seat 1
+    # the search's root value per seat of each recorded position
+    root = np.array([[0.1, -0.1], [0.2, -0.2], [0.3, -0.3], [0.4, -0.4], [0.5, -0.5], [0.6, -0.6]])
+    assert value_targets(final, rows_per_move, seat, root, 0).tolist() == [1, 1, 1, -1, -1, 1]
+    two = value_targets(final, rows_per_move, seat, root, 2)
+    # game 0: move 0 (seat 0) reads move 2's root value for seat 0 (position 4: 0.5), move 1
+    # (seat 0) reads move 3 for seat 0 (position 5: 0.6); moves 2 and 3 and all of game 1 end
+    # within 2 moves, so they keep the result
+    np.testing.assert_allclose(two, [0.5, 1.0, 0.6, -1.0, -1.0, 1.0])
+    one = value_targets(final, rows_per_move, seat, root, 1)
+    # the mover's own seat is read: game 1's move 0 is seat 1's, its move 1 seat 0's (position
+    # 3: -0.4 for seat 1); game 0's move 2 is seat 1's, its move 3 seat 0's (position 5: -0.6)
+    np.testing.assert_allclose(one, [0.3, -0.4, 0.5, -1.0, -0.6, 1.0])
+
+
+def test_n_step_targets_of_real_self_play_are_root_values_or_results(tmp_path) -> None:
+    cfg = config(tmp_path, "td", "td_steps=3")
+    games = make_games(cfg.game, cfg.game_options, 8)
+    net = PolicyNet(PolicyArch(games.observation_shape[0], games.num_actions, (16,)))
+    evaluate = policy_evaluator(net, games.num_players)
+    outcome_cfg = config(tmp_path, "z")
+    search = make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
+    with_td, _ = self_play(cfg, games, search, evaluate, np.random.default_rng(5))
+    plain, _ = self_play(outcome_cfg, games, search, evaluate, np.random.default_rng(5))
+    np.testing.assert_array_equal(with_td["policy"], plain["policy"])  # same games
+    results = np.isin(plain["value"], (-1.0, 0.0, 1.0))
+    assert results.all()
+    # the last 3 moves of each of the 8 games keep their result; the earlier ones take a root
+    # value, which is rarely exactly a result
+    bootstrapped = len(plain["value"]) - 3 * 8
+    differ = with_td["value"] != plain["value"]
+    assert differ.sum() > 0.5 * bootstrapped
+    assert np.all(np.abs(with_td["value"]) <= 1.0)
 
 
 def test_cuda_asked_for_without_one_is_a_clear_error(tmp_path) -> None:

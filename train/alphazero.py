@@ -10,7 +10,9 @@ engines. One iteration, read top to bottom:
    ``pi' = softmax(logits + sigma(completedQ))``, and, once its game has ended, its **value
    target** ``z``: the final result of the player who moved there (a game cut off at
    ``max_turns`` counts 0; Kalaha with ``margin_weight`` w: ``(1 - w) * result + w *
-   clip(margin / margin_scale, -1, 1)``, the search valuing finished leaves the same way).
+   clip(margin / margin_scale, -1, 1)``, the search valuing finished leaves the same way;
+   ``td_steps`` n > 0: the search's root value of the position n moves later, for the same
+   player, when the game was still on then, see :func:`value_targets`).
 2. The positions go into a replay buffer of the last ``replay_size`` positions.
 3. :func:`alphazero_loss` on minibatches drawn from the buffer, ``ceil(sample_reuse * new /
    batch_size)`` Adam steps::
@@ -171,7 +173,7 @@ def self_play(
     from as its mover observed it (HiLo: what that seat may know)."""
     games.reset(seed=rng)
     rec: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "policy": [], "game": [], "seat": []}
-    root_values, root_entropy = [], []
+    root_values, root_entropy, root_vectors = [], [], []
     for _ in range(cfg.max_turns):
         active = ~games.terminal
         if not active.any():
@@ -186,6 +188,7 @@ def self_play(
         rec["game"].append(rows)
         rec["seat"].append(mover[rows])
         root_values.append(result.root_value[rows, mover[rows]])
+        root_vectors.append(result.root_value[rows])
         p = result.policy[rows]
         root_entropy.append(-(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=1))
         games.step(result.action)
@@ -195,7 +198,9 @@ def self_play(
         "obs": np.concatenate(rec["obs"]).astype(np.float32),
         "mask": np.concatenate(rec["mask"]).astype(np.int8),
         "policy": np.concatenate(rec["policy"]),
-        "value": final[game_of, seat_of].astype(np.float32),
+        "value": value_targets(
+            final, rec["game"], seat_of, np.concatenate(root_vectors), cfg.td_steps
+        ),
     }
     stats = {
         "selfplay/positions": float(len(game_of)),
@@ -206,6 +211,41 @@ def self_play(
         "search/policy_entropy": float(np.mean(np.concatenate(root_entropy))),
     }
     return positions, stats
+
+
+def value_targets(
+    final: np.ndarray,
+    rows_per_move: list[np.ndarray],
+    seat: np.ndarray,
+    root_value: np.ndarray,
+    td_steps: int,
+) -> np.ndarray:
+    """The value target of every recorded position, in recording order: the final result
+    ``final[game, seat]`` of its mover, or with ``td_steps`` n > 0 the search's root value for
+    that mover of the same game's position n moves later (``root_value[position, seat]``) when
+    the game was still on then.
+
+    ``rows_per_move[t]``: the games that moved at move ``t``, so the positions of move t follow
+    those of move t-1. Every game moves from move 0 until it ends, so a game's k-th position is
+    its move k and "n moves later" is move t + n in the same game."""
+    game = np.concatenate(rows_per_move)
+    target = final[game, seat].astype(np.float32)
+    if td_steps == 0:
+        return target
+    num_games = final.shape[0]
+    position_at = np.full((len(rows_per_move), num_games), -1, dtype=np.int64)
+    start = 0
+    for move, rows in enumerate(rows_per_move):
+        position_at[move, rows] = start + np.arange(len(rows))
+        start += len(rows)
+    move_of = np.repeat(np.arange(len(rows_per_move)), [len(r) for r in rows_per_move])
+    later_move = move_of + td_steps
+    later = np.full(len(game), -1, dtype=np.int64)
+    inside = later_move < len(rows_per_move)
+    later[inside] = position_at[later_move[inside], game[inside]]
+    bootstrapped = later >= 0
+    target[bootstrapped] = root_value[later[bootstrapped], seat[bootstrapped]]
+    return target
 
 
 SelfPlay = tuple[dict[str, np.ndarray], dict[str, float]]

@@ -295,6 +295,10 @@ class AlphaZeroConfig(RunConfig):
     value_weight: float = 1.0
     """weight of the value loss (mean squared error) next to the policy loss (cross-entropy
     with the search's improved policy)"""
+    td_steps: int = 0
+    """value target of a position: 0, the game's final result z for its mover; n > 0, the
+    search's root value (for that mover) of the position n moves later in the same game, or z
+    when the game ends within n moves (n-step bootstrapping: less variance, some bias)"""
     margin_weight: float = 0.0
     """Kalaha only: share w of the final stone margin in what a finished game is worth (value
     target and the search's exact leaves): (1 - w) * result + w * clip(margin / margin_scale,
@@ -502,6 +506,8 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'temperature' must be positive, got {cfg.temperature}")
     if cfg.policy_weight < 0:
         raise ConfigError(f"{source}: key 'policy_weight' must be at least 0")
+    if cfg.td_steps < 0:
+        raise ConfigError(f"{source}: key 'td_steps' must be at least 0, got {cfg.td_steps}")
     if not 0.0 <= cfg.margin_weight <= 1.0:
         raise ConfigError(
             f"{source}: key 'margin_weight' must be in [0, 1], got {cfg.margin_weight}"
@@ -532,6 +538,11 @@ def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:
         )
     if cfg.residual_blocks:
         raise ConfigError(f"{source}: key 'residual_blocks' must be 0 for backgammon")
+    if cfg.td_steps:
+        raise ConfigError(
+            f"{source}: key 'td_steps' must be 0 for backgammon (its value net learns from the "
+            "outcome)"
+        )
     options = cfg.game_options
     unknown = sorted(map(str, set(options) - {"cube", "reward"}))
     if unknown:
