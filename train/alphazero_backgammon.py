@@ -387,28 +387,19 @@ def initial_net(cfg: AlphaZeroConfig, rng: np.random.Generator) -> tuple[tv.TDAr
         return arch, tv.init_params(arch, rng), 0
     name = cfg.init_checkpoint
     try:
-        if name.startswith("pretrained:"):
-            from spieltisch.agents.neural.agents import pretrained_path
-
-            path: Any = pretrained_path("backgammon", {})
-        else:
-            path = Path(name)
-        start = load_checkpoint(path, "backgammon")
-        if not tv.is_td_checkpoint(start.meta):
-            raise ValueError("it is not a TD value net (arch kind 'td_value')")
-        arch = tv.TDArch.from_json(start.meta["arch"])
-        if arch.race_hidden:
-            raise ValueError("it has a race network; this trainer trains one network")
-        if arch.hidden != hidden:
-            raise ValueError(
-                f"its net has {arch.hidden} hidden units, the config's hidden is {cfg.hidden} "
-                f"(set hidden: [{arch.hidden}])"
-            )
-        params = tv.params_from_tensors(arch, start.tensors, str(path))
-    except (KeyError, TypeError, ValueError, CheckpointError) as err:
-        raise CheckpointError(f"init_checkpoint {name}: {err}") from err
-    games = start.meta.get("games_total", start.meta.get("games", 0))
-    return arch, params, int(games) if isinstance(games, int) else 0
+        arch, params, games = tv.load_td_net(name)
+    except CheckpointError as err:
+        raise CheckpointError(f"init_checkpoint {err}") from err
+    if arch.race_hidden:
+        raise CheckpointError(
+            f"init_checkpoint {name}: it has a race network; this trainer trains one network"
+        )
+    if arch.hidden != hidden:
+        raise CheckpointError(
+            f"init_checkpoint {name}: its net has {arch.hidden} hidden units, the config's "
+            f"hidden is {cfg.hidden} (set hidden: [{arch.hidden}])"
+        )
+    return arch, params, games
 
 
 # ----------------------------------------------------------------------------------------------

@@ -335,10 +335,79 @@ class AlphaZeroConfig(RunConfig):
     """stop (as if killed) after this many iterations in this process; for tests"""
 
 
+@dataclass
+class RolloutConfig(RunConfig):
+    """Backgammon: a TD value net improved by supervised learning on rollout targets
+    (``algorithm: rollout``; see :mod:`spieltisch.train.rollout_targets`). A round is one
+    iteration: sample afterstates from self-play of the current net, roll each out with the
+    current net, fit the net to the rollouts' probabilities."""
+
+    # --- shared keys with this trainer's defaults ---
+    game: str = "backgammon"
+    """must be backgammon (cubeless; game_options must stay empty)"""
+    algorithm: str = "rollout"
+    """training algorithm: 'rollout' here"""
+    run_dir: str = "runs/backgammon_rollout"
+    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
+    checkpoint_interval: int = 1
+    """iterations between checkpoints (a resumed run loses at most this many)"""
+    eval_interval: int = 5
+    """iterations between arena evaluations against eval_opponent (0: never, except the final
+    one)"""
+    eval_games: int = 1000
+    """arena games per evaluation (half the seeds each way round, seats swapped)"""
+    final_eval_games: int = 5000
+    """arena games of the final evaluation (0: none)"""
+
+    # --- the net ---
+    init_from: str = "pretrained:backgammon"
+    """the TD value net to improve (pretrained:backgammon or the path of a TD checkpoint, e.g. a
+    TD run's final); its architecture is kept; not read on --resume"""
+
+    # --- rollout targets ---
+    total_positions: int = 100_000
+    """stop after this many afterstates have been rolled out and learnt from"""
+    positions_per_iteration: int = 2_000
+    """afterstates sampled, rolled out and added to the data per iteration"""
+    sample_prob: float = 0.1
+    """each afterstate of the self-play games (the current net, greedy at 1 ply) is taken with
+    this probability, so the positions spread over whole games"""
+    rollout_games: int = 72
+    """games per rolled-out position (a multiple of 72: 36 stratified first rolls x duplicate
+    dice pairs, agents/backgammon/rollout.py)"""
+    truncate: int | None = 7
+    """plies after which a rollout game stops and is scored by the net's probabilities (None:
+    play every game to the end)"""
+    rollout_threads: int = 1
+    """threads of the batched engine and the net in the rollouts (results do not depend on it)"""
+
+    # --- learning (plain SGD on the squared error of the five sigmoid outputs, as TD) ---
+    lr: float = 0.01
+    """step size at the start"""
+    lr_final: float = 0.002
+    """step size at total_positions (linear in between)"""
+    fit_passes: float = 4.0
+    """samples learnt from per iteration: fit_passes x positions_per_iteration, drawn uniformly
+    from the data (each new position is seen about this often while it is new)"""
+    replay_size: int = 200_000
+    """rolled-out positions kept as data (the oldest are replaced)"""
+
+    # --- run management (see RunConfig for the shared keys) ---
+    eval_opponent: str = "pubeval"
+    """arena agent the evaluations play against"""
+    eval_workers: int = 1
+    """arena worker processes for evaluations"""
+    keep_best: bool = True
+    """keep the net with the best evaluation (points per game) as run_dir/best"""
+    stop_after_iterations: int | None = None
+    """stop (as if killed) after this many iterations in this process; for tests"""
+
+
 CONFIG_CLASSES: dict[str, type[RunConfig]] = {
     "ppo": PPOConfig,
     "td": TDConfig,
     "alphazero": AlphaZeroConfig,
+    "rollout": RolloutConfig,
 }
 
 
@@ -402,6 +471,8 @@ def _check_ranges(cfg: RunConfig, source: str) -> None:
     _check_run_ranges(cfg, source)
     if isinstance(cfg, TDConfig):
         _check_td_ranges(cfg, source)
+    elif isinstance(cfg, RolloutConfig):
+        _check_rollout_ranges(cfg, source)
     elif isinstance(cfg, AlphaZeroConfig):
         _check_alphazero_ranges(cfg, source)
     else:
@@ -441,6 +512,46 @@ def _check_td_ranges(cfg: TDConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'race_hidden' must be 0 or positive, got {cfg.race_hidden}"
         )
+    _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
+
+
+def _check_rollout_ranges(cfg: RolloutConfig, source: str) -> None:
+    _check_at_least_one(
+        cfg,
+        ("total_positions", "positions_per_iteration", "rollout_threads", "replay_size",
+         "eval_workers"),
+        source,
+    )  # fmt: skip
+    if cfg.game != "backgammon":
+        raise ConfigError(f"{source}: key 'game' must be 'backgammon' for algorithm rollout")
+    if cfg.game_options:
+        raise ConfigError(
+            f"{source}: key 'game_options' must be empty for algorithm rollout (cubeless money "
+            f"games), got {cfg.game_options}"
+        )
+    if not 0.0 < cfg.sample_prob <= 1.0:
+        raise ConfigError(f"{source}: key 'sample_prob' must be in (0, 1], got {cfg.sample_prob}")
+    if cfg.rollout_games < 72 or cfg.rollout_games % 72:
+        raise ConfigError(
+            f"{source}: key 'rollout_games' must be a positive multiple of 72 (36 first rolls x "
+            f"duplicate dice), got {cfg.rollout_games}"
+        )
+    if cfg.truncate is not None and cfg.truncate < 1:
+        raise ConfigError(
+            f"{source}: key 'truncate' must be at least 1 (or null), got {cfg.truncate}"
+        )
+    for key in ("lr", "lr_final", "fit_passes"):
+        if getattr(cfg, key) <= 0:
+            raise ConfigError(f"{source}: key {key!r} must be positive, got {getattr(cfg, key)}")
+    if not cfg.init_from:
+        raise ConfigError(f"{source}: key 'init_from' must name a TD value net")
+    if cfg.init_from.startswith("pretrained:") and cfg.init_from != "pretrained:backgammon":
+        raise ConfigError(
+            f"{source}: key 'init_from' must be pretrained:backgammon or the path of a TD "
+            f"checkpoint, got {cfg.init_from!r}"
+        )
+    if cfg.stop_after_iterations is not None and cfg.stop_after_iterations < 1:
+        raise ConfigError(f"{source}: key 'stop_after_iterations' must be at least 1")
     _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
 
 

@@ -344,12 +344,18 @@ class _DiceStreams:
     the game) is the game's stratum for ``q = 0`` when stratified, else position ``p`` of its
     unit's stream, ``p = q - 1`` (``q`` unstratified) with the pair swap ``p ^ 1`` for the twin
     game of a duplicate pair. A stream is 64-roll blocks, block ``b`` of unit ``(h, u)`` drawn
-    from ``default_rng([seed, h, u, b])``."""
+    from ``default_rng([seed, h, u, b])``; ``seed`` is one for all games or one per game (the
+    games of several positions rolled out at once, :func:`rollout_positions`)."""
 
     def __init__(
-        self, seed: int, strata: np.ndarray, units: np.ndarray, swaps: np.ndarray, stratified: bool
+        self,
+        seed: int | np.ndarray,
+        strata: np.ndarray,
+        units: np.ndarray,
+        swaps: np.ndarray,
+        stratified: bool,
     ) -> None:
-        self.seed = seed
+        self.seeds = np.broadcast_to(np.asarray(seed, dtype=np.int64), strata.shape)
         self.strata = strata
         self.units = units
         self.swaps = swaps
@@ -362,9 +368,10 @@ class _DiceStreams:
             bb = len(self._blocks)
             drawn: dict[tuple[int, int], np.ndarray] = {}
             block = np.empty((len(self.strata), _BLOCK), dtype=np.int64)
-            for g, key in enumerate(zip(self.strata.tolist(), self.units.tolist(), strict=True)):
+            keys = zip(self.seeds.tolist(), self.strata.tolist(), self.units.tolist(), strict=True)
+            for g, key in enumerate(keys):
                 if key not in drawn:
-                    rng = np.random.default_rng([self.seed, key[0], key[1], bb])
+                    rng = np.random.default_rng([*key, bb])
                     drawn[key] = rng.integers(0, NUM_ROLLS, size=_BLOCK)
                 block[g] = drawn[key]
             self._blocks.append(block)
@@ -477,8 +484,8 @@ class _Evaluator:
 
 
 def _play_batched(
-    start: BackgammonState,
-    player: int,
+    starts: Sequence[BackgammonState],
+    players: np.ndarray,
     first_turn: int,
     evaluate: _Evaluator,
     dice: _DiceStreams,
@@ -486,16 +493,17 @@ def _play_batched(
     threads: int,
     on_games: Callable[[int], None],
 ) -> np.ndarray:
-    """The outcomes ``(n, 5)`` of ``dice``'s games from ``start``, all played at once on the
-    batched engine: every ply, each unfinished game's legal plays are valued by its mover's net
-    and the first best is played; ``first_turn`` is the ply of the first random roll (0: about
-    to roll; 1: the position has dice to play)."""
+    """The outcomes ``(n, 5)`` of ``dice``'s games, game ``g`` from ``starts[g]`` for the seat
+    ``players[g]``, all played at once on the batched engine: every ply, each unfinished game's
+    legal plays are valued by its mover's net and the first best is played; ``first_turn`` is
+    the ply of the first random roll of every start (0: about to roll; 1: it has dice to
+    play)."""
     n = len(dice.strata)
-    batch = BackgammonBatch(start.game, n, seed=0, threads=threads)
+    batch = BackgammonBatch(starts[0].game, n, seed=0, threads=threads)
     try:
         first = dice.rolls(0) if first_turn == 0 else None
         for g in range(n):
-            state = start.clone()
+            state = starts[g].clone()
             if first is not None:
                 state.set_dice(*roll_dice(int(first[g])))
             batch.set_state(g, state)
@@ -512,17 +520,22 @@ def _play_batched(
                 for g in np.flatnonzero(~batch.terminal):
                     params = evaluate.seat_params[movers[g]]
                     board = boards[offsets[g] + choices[g]]
-                    outcomes[g] = _afterstate_outcome(params, board, int(movers[g]), player)
+                    outcomes[g] = _afterstate_outcome(
+                        params, board, int(movers[g]), int(players[g])
+                    )
                     recorded[g] = True
                 break
             batch.step_plays(choices, rolls=dice.rolls(ply + 1 - first_turn))
             ply += 1
             if ply >= MAX_PLIES and not batch.terminal.all():
-                raise RuntimeError(f"a game from {start.to_text()} ran past {MAX_PLIES} plies")
+                g = int(np.flatnonzero(~batch.terminal)[0])
+                raise RuntimeError(f"a game from {starts[g].to_text()} ran past {MAX_PLIES} plies")
             done = np.flatnonzero(batch.terminal & ~recorded)
             for g in done:
                 s = batch.states[g]
-                outcomes[g] = _result_outcome(int(s[k.M_WINNER]), int(s[k.M_RESULT]), player)
+                outcomes[g] = _result_outcome(
+                    int(s[k.M_WINNER]), int(s[k.M_RESULT]), int(players[g])
+                )
             recorded[done] = True
             on_games(len(done))
             reported += len(done)
@@ -726,8 +739,9 @@ def rollout(
                     hi = min(lo + batch_size, total)
                     dice = _DiceStreams(seed, strata[lo:hi], units[lo:hi], swaps[lo:hi], stratify)
                     outcomes[lo:hi] = _play_batched(
-                        start, player, first_turn, evaluate, dice, truncate, threads, on_games
-                    )
+                        [start] * (hi - lo), np.full(hi - lo, player), first_turn, evaluate,
+                        dice, truncate, threads, on_games,
+                    )  # fmt: skip
             finally:
                 evaluate.close()
         else:
@@ -766,3 +780,111 @@ def rollout(
         first_rolls=first_rolls,
         notes=tuple(notes),
     )
+
+
+def rollout_positions(
+    positions: Sequence[BackgammonState],
+    params: dict[str, np.ndarray],
+    games: int,
+    seeds: Sequence[int] | np.ndarray,
+    truncate: int | None = None,
+    *,
+    threads: int = 1,
+    batch_size: int = 4608,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Roll out many positions at once with one TD value net for both sides (rollout targets
+    for training, :mod:`spieltisch.train.rollout_targets`): each position ``games`` games with
+    a stratified first roll and duplicate dice (as :func:`rollout`; ``games`` a multiple of 72),
+    position ``i``'s dice from ``seeds[i]``, the games of many positions side by side on the
+    batched engine (``batch_size`` games at once; the result does not depend on it).
+
+    Every position must be about to roll (an afterstate: its player on roll is the opponent of
+    the seat that just played). Returns ``(means, equity_se)``: ``(P, 5)`` the five outcome
+    probabilities for the player on roll (win, win gammon, win backgammon, lose gammon, lose
+    backgammon) and ``(P,)`` the standard error of its equity. ``progress``: called with the
+    number of positions finished so far. Position ``i`` gives exactly what ``rollout(positions[i],
+    <the net>, games, seeds[i], truncate)`` gives."""
+    games = _check_int("games", games, 1)
+    if games % (2 * NUM_ROLLS):
+        raise ValueError(f"games must be a multiple of {2 * NUM_ROLLS}, got {games}")
+    if truncate is not None:
+        truncate = _check_int("truncate", truncate, 1)
+    batch_size = _check_int("batch_size", batch_size, 1)
+    seeds = np.asarray(seeds, dtype=np.int64)
+    if seeds.shape != (len(positions),) or (seeds < 0).any():
+        raise ValueError("seeds: one non-negative integer per position")
+    for state in positions:
+        if state.is_terminal() or not state.is_chance_node():
+            raise ValueError(
+                f"rollout_positions needs positions about to roll, got {state.to_text()}"
+            )
+    strata, units, swaps = _design(games, stratify=True, duplicate=True)
+    per_batch = max(1, batch_size // games)
+    means = np.zeros((len(positions), 5))
+    se = np.zeros(len(positions))
+    evaluate = _Evaluator((params, params), threads)
+    try:
+        for lo in range(0, len(positions), per_batch):
+            chunk = list(positions[lo : lo + per_batch])
+            n = len(chunk)
+            starts = [state for state in chunk for _ in range(games)]
+            players = np.repeat([state.turn for state in chunk], games)
+            dice = _DiceStreams(
+                np.repeat(seeds[lo : lo + n], games), np.tile(strata, n), np.tile(units, n),
+                np.tile(swaps, n), stratified=True,
+            )  # fmt: skip
+            outcomes = _play_batched(
+                starts, players, 0, evaluate, dice, truncate, threads, lambda _: None
+            )
+            for i in range(n):
+                rows = slice(i * games, (i + 1) * games)
+                values = np.column_stack([outcomes[rows], _equity(outcomes[rows])])
+                est = _estimates(values, strata, units, stratified=True)
+                means[lo + i] = [e.mean for e in est[:5]]
+                se[lo + i] = est[5].se
+            if progress is not None:
+                progress(lo + n)
+    finally:
+        evaluate.close()
+    return means, se
+
+
+def self_play_afterstates(
+    params: dict[str, np.ndarray],
+    count: int,
+    sample_prob: float,
+    rng: np.random.Generator,
+    num_games: int = 128,
+    threads: int = 1,
+) -> list[BackgammonState]:
+    """``count`` positions from self-play of the TD value net ``params`` (both seats greedy at
+    1 ply, the dice from ``rng``, ``num_games`` games side by side, a finished game started
+    again): every afterstate of a play is kept with probability ``sample_prob``, as the
+    position with the other seat about to roll (what :func:`rollout_positions` takes; a play
+    that ends the game is never kept: its value is exact)."""
+    count = _check_int("count", count, 1)
+    if not 0.0 < sample_prob <= 1.0:
+        raise ValueError(f"sample_prob must be in (0, 1], got {sample_prob!r}")
+    game = BackgammonGame()
+    batch = BackgammonBatch(game, num_games, seed=int(rng.integers(0, 2**63)), threads=threads)
+    evaluate = _Evaluator((params, params), threads)
+    kept: list[BackgammonState] = []
+    try:
+        while len(kept) < count:
+            offsets, boards, _ = batch.legal_plays()
+            movers = batch.states[:, k.M_TURN].astype(np.int64)
+            choices = _first_max(evaluate(boards, np.repeat(movers, np.diff(offsets))), offsets)
+            chosen = boards[offsets[:-1] + choices]  # rows of games without plays are not read
+            take = (np.diff(offsets) > 0) & (rng.random(num_games) < sample_prob)
+            for g in np.flatnonzero(take):
+                board, mover = chosen[g].astype(np.int32), int(movers[g])
+                if board[k.SIDE * mover + k.OFF] < k.CHECKERS and len(kept) < count:
+                    kept.append(game.state_to_roll(board, 1 - mover))
+            batch.step_plays(choices)
+            if batch.terminal.any():
+                batch.reset(games=batch.terminal.copy())
+    finally:
+        evaluate.close()
+        batch.close()
+    return kept

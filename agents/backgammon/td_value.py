@@ -526,6 +526,33 @@ def agent_from_checkpoint(ckpt: Any, seed: int | None = None, **params: Any) -> 
     return TDValueAgent(weights, seed=seed, **params)
 
 
+def load_td_net(name: str) -> tuple[TDArch, dict[str, np.ndarray], int]:
+    """``(arch, params, games)`` of a TD value net named ``pretrained:backgammon`` (the shipped
+    net) or by a checkpoint's path: its architecture, weights and the self-play games behind it
+    (its metadata's ``games_total``, else ``games``, else 0). Raises CheckpointError saying why
+    it is not one."""
+    from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
+
+    try:
+        if name.startswith("pretrained:"):
+            from spieltisch.agents.neural.agents import pretrained_path
+
+            if name != "pretrained:backgammon":
+                raise ValueError("the shipped TD value net is pretrained:backgammon")
+            path: Any = pretrained_path("backgammon", {})
+        else:
+            path = name
+        start = load_checkpoint(path, "backgammon")
+        if not is_td_checkpoint(start.meta):
+            raise ValueError("it is not a TD value net (arch kind 'td_value')")
+        arch = TDArch.from_json(start.meta["arch"])
+        params = params_from_tensors(arch, start.tensors, str(path))
+    except (KeyError, TypeError, ValueError, CheckpointError) as err:
+        raise CheckpointError(f"{name}: {err}") from err
+    games = start.meta.get("games_total", start.meta.get("games", 0))
+    return arch, params, int(games) if isinstance(games, int) else 0
+
+
 def is_td_checkpoint(meta: dict[str, Any]) -> bool:
     arch = meta.get("arch")
     return isinstance(arch, dict) and arch.get("kind") == ARCH_KIND

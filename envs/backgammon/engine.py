@@ -227,6 +227,21 @@ class BackgammonGame:
                 s[k.M_ROLL : k.M_ROLL + 2] = dice[:2]
         return BackgammonState(self, s)
 
+    def state_to_roll(self, board: np.ndarray, seat: int) -> BackgammonState:
+        """The position ``board`` (52 cells, layout in :mod:`.rules`) with ``seat`` about to
+        roll, the cube in the middle: e.g. the afterstate of the other seat's play. The board is
+        taken as it is (a board from the engine's own plays is always valid)."""
+        board = np.asarray(board)
+        if board.shape != (k.BOARD_SIZE,):
+            raise ValueError(f"board must have {k.BOARD_SIZE} cells, got shape {board.shape}")
+        if isinstance(seat, bool) or seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        s = self._new_vector(board)
+        s[k.M_TURN] = seat
+        s[k.M_PLAYER] = seat
+        s[k.M_PHASE] = k.PH_ROLL
+        return BackgammonState(self, s)
+
     def state_from_gnubg_id(self, text: str) -> BackgammonState:
         """A state from GNU Backgammon's combined ID ``"POSITIONID:MATCHID"`` (as gnubg shows and
         :meth:`BackgammonState.gnubg_id` writes), e.g. ``"4HPwATDgc/ABMA:cAkAAAAAAAAA"``: seat 1

@@ -25,8 +25,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "another is an error (continue it with --resume, start over with --overwrite, or "
             "pick another with --set run_dir=DIR). The config's 'algorithm' picks the "
             "trainer: ppo (any game), alphazero (Gumbel AlphaZero: kalaha, hus, hilo, and "
-            "backgammon with the dice as chance nodes: configs/backgammon_alphazero.yaml) or td "
-            "(backgammon, TD(lambda) over afterstates: configs/backgammon_td.yaml)."
+            "backgammon with the dice as chance nodes: configs/backgammon_alphazero.yaml), td "
+            "(backgammon, TD(lambda) over afterstates: configs/backgammon_td.yaml) or rollout "
+            "(backgammon, a TD value net trained on rollouts with itself: "
+            "configs/backgammon_rollout.yaml)."
         ),
     )
     p.add_argument("config", help="YAML config file (see configs/)")
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if cfg.algorithm == "td":
         from spieltisch.train.td import train
+    elif cfg.algorithm == "rollout":
+        from spieltisch.train.rollout_targets import train
     elif cfg.algorithm == "alphazero" and cfg.game == "backgammon":
         from spieltisch.train.alphazero_backgammon import train
     elif cfg.algorithm == "alphazero":

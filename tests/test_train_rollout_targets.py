@@ -1,0 +1,188 @@
+"""Rollout-target training of the backgammon evaluator (train/rollout_targets.py) and the batched
+rollouts of many positions it uses (agents/backgammon/rollout.py: rollout_positions,
+self_play_afterstates)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from spieltisch.agents.backgammon import td_value as tv
+from spieltisch.agents.backgammon.rollout import (
+    rollout,
+    rollout_positions,
+    self_play_afterstates,
+)
+from spieltisch.agents.neural.checkpoint import load_checkpoint
+from spieltisch.agents.registry import make_agent
+from spieltisch.envs.backgammon import rules as k
+from spieltisch.envs.backgammon.engine import BackgammonGame
+from spieltisch.train.config import ConfigError, RolloutConfig, build_config, load_config
+from spieltisch.train.rollout_targets import fit_samples, mover_targets, train
+from spieltisch.train.run_files import latest_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+NET = "pretrained:backgammon"
+
+
+@pytest.fixture(scope="module")
+def params() -> dict[str, np.ndarray]:
+    return make_agent(NET, "backgammon").params
+
+
+def tiny(tmp_path: Path, name: str = "run", *extra: str) -> RolloutConfig:
+    return build_config(
+        {"game": "backgammon", "algorithm": "rollout"},
+        [
+            f"run_dir={tmp_path / name}",
+            "total_positions=60",
+            "positions_per_iteration=15",
+            "truncate=2",
+            "sample_prob=0.3",
+            "eval_interval=0",
+            "final_eval_games=0",
+            "progress=false",
+            "tensorboard=false",
+            *extra,
+        ],
+    )
+
+
+def quiet(*_args) -> None:
+    pass
+
+
+# --- the rollouts of many positions -----------------------------------------------------------
+def test_state_to_roll_is_the_afterstate_with_the_other_seat_on_roll() -> None:
+    game = BackgammonGame()
+    start = game.state_from_text("4HPwATDgc/ABMA 0 31")
+    start.apply_play(0)
+    after = game.state_to_roll(start.board.copy(), 1)
+    assert after.is_chance_node() and after.turn == 1
+    assert np.array_equal(after.board, start.board)
+    assert after == game.state_from_text(f"{after.position_id()} 1 roll")
+    with pytest.raises(ValueError, match="52 cells"):
+        game.state_to_roll(np.zeros(10, dtype=np.int32), 0)
+    with pytest.raises(ValueError, match="seat must be 0 or 1"):
+        game.state_to_roll(start.board.copy(), 2)
+
+
+def test_self_play_afterstates_are_positions_about_to_roll(params) -> None:
+    a = self_play_afterstates(params, 40, 0.2, np.random.default_rng(3))
+    b = self_play_afterstates(params, 40, 0.2, np.random.default_rng(3))
+    assert len(a) == 40 and [s.to_text() for s in a] == [s.to_text() for s in b]
+    for state in a:
+        assert state.is_chance_node() and not state.is_terminal()
+        assert state.borne_off()[1 - state.turn] < 15  # a finishing play is never kept
+    assert len({s.to_text() for s in a}) > 30  # spread over games, not one position
+    with pytest.raises(ValueError, match="sample_prob"):
+        self_play_afterstates(params, 5, 0.0, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("truncate", [None, 3])
+def test_rollout_positions_equal_one_rollout_per_position(params, truncate) -> None:
+    positions = self_play_afterstates(params, 5, 0.1, np.random.default_rng(8))
+    seeds = [40, 41, 42, 43, 44]
+    # 2 positions per batch of the engine: the batching does not change the result
+    means, se = rollout_positions(positions, params, 72, seeds, truncate, batch_size=150)
+    for i, state in enumerate(positions):
+        one = rollout(state, NET, 72, seeds[i], truncate)
+        expected = [one.win, one.win_gammon, one.win_backgammon, one.lose_gammon]
+        expected.append(one.lose_backgammon)
+        np.testing.assert_allclose(means[i], [e.mean for e in expected], atol=1e-12)
+        assert se[i] == pytest.approx(one.equity.se, abs=1e-12)
+
+
+def test_rollout_positions_refuses_bad_input(params) -> None:
+    game = BackgammonGame()
+    about_to_roll = game.state_from_text("4HPwATDgc/ABMA 1 roll")
+    with pytest.raises(ValueError, match="multiple of 72"):
+        rollout_positions([about_to_roll], params, 36, [0])
+    with pytest.raises(ValueError, match="about to roll"):
+        rollout_positions([game.state_from_text("4HPwATDgc/ABMA 0 31")], params, 72, [0])
+    with pytest.raises(ValueError, match="one non-negative integer per position"):
+        rollout_positions([about_to_roll], params, 72, [0, 1])
+
+
+# --- the learner ------------------------------------------------------------------------------
+def test_mover_targets_turn_the_roller_probabilities_around() -> None:
+    # the player on roll wins 70%, 20% gammons (5% backgammons); loses 10% gammons, 1% bg
+    on_roll = np.array([[0.7, 0.2, 0.05, 0.1, 0.01]])
+    np.testing.assert_allclose(mover_targets(on_roll), [[0.3, 0.1, 0.01, 0.2, 0.05]])
+
+
+def test_fit_samples_moves_each_class_net_towards_its_targets(params) -> None:
+    race = tv.TDArch.make(16, features=True, race_hidden=8)
+    net = tv.init_params(race, np.random.default_rng(0))
+    positions = self_play_afterstates(params, 300, 0.5, np.random.default_rng(1), num_games=4)
+    boards = np.stack([p.s[: k.BOARD_SIZE] for p in positions]).astype(np.int32)
+    movers = np.array([1 - p.turn for p in positions], dtype=np.int64)
+    is_race = np.array([bool(tv.tf.is_race(b)) for b in boards])
+    assert 0 < is_race.sum() < len(boards)  # both classes present
+    # learnable targets: the outputs of another net of the same shape
+    teacher = tv.init_params(race, np.random.default_rng(2), scale=0.5)
+    targets = np.stack([tv.outputs_of(teacher, b, m) for b, m in zip(boards, movers, strict=True)])
+    contact_only = np.flatnonzero(~is_race)
+    before = {n: a.copy() for n, a in net.items()}
+    fit_samples(*tv.net_arrays(net), boards, movers, targets, contact_only, 0.1)
+    # contact samples change the contact net only
+    assert all(np.array_equal(net[n], before[n]) for n in tv.RACE_PARAM_NAMES)
+    assert not np.array_equal(net["W1"], before["W1"])
+    errors = [
+        fit_samples(*tv.net_arrays(net), boards, movers, targets, np.arange(len(boards)), 0.1)
+        for _ in range(30)
+    ]
+    assert errors[-1] < 0.5 * errors[0]  # it learns the teacher's outputs
+    race_net_before = net["rW1"].copy()
+    fit_samples(*tv.net_arrays(net), boards, movers, targets, np.flatnonzero(is_race), 0.1)
+    assert not np.array_equal(net["rW1"], race_net_before)
+
+
+# --- the trainer ------------------------------------------------------------------------------
+def test_shipped_config_is_valid() -> None:
+    cfg = load_config(ROOT / "configs" / "backgammon_rollout.yaml")
+    assert isinstance(cfg, RolloutConfig) and cfg.rollout_games % 72 == 0
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [
+        ("rollout_games=100", "'rollout_games' must be a positive multiple of 72"),
+        ("truncate=0", "'truncate' must be at least 1"),
+        ("sample_prob=0", "'sample_prob' must be in"),
+        ("lr=0", "'lr' must be positive"),
+        ("init_from=pretrained:kalaha", "'init_from' must be pretrained:backgammon or"),
+        ("game_options={cube: true}", "'game_options' must be empty"),
+        ("eval_opponent=nobody", "unknown agent 'nobody'"),
+    ],
+)
+def test_bad_config_values_are_refused(tmp_path, override, words) -> None:
+    with pytest.raises(ConfigError, match=words):
+        tiny(tmp_path, "bad", override)
+
+
+def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path) -> None:
+    whole = train(tiny(tmp_path, "whole"), log=quiet)
+    train(tiny(tmp_path, "split", "stop_after_iterations=2"), log=quiet)
+    resumed = train(tiny(tmp_path, "split"), resume=True, log=quiet)
+    assert whole["global_step"] == resumed["global_step"] == 60
+    a = load_checkpoint(latest_checkpoint(tmp_path / "whole"))
+    b = load_checkpoint(latest_checkpoint(tmp_path / "split"))
+    assert sorted(a.tensors) == sorted(b.tensors)
+    assert any(n.startswith("data.") for n in a.tensors)
+    for name in a.tensors:
+        assert torch.equal(a.tensors[name], b.tensors[name]), name
+    assert a.meta["trainer"]["rng"] == b.meta["trainer"]["rng"]
+
+
+def test_the_trained_net_changed_and_plays_as_an_agent(tmp_path, params) -> None:
+    train(tiny(tmp_path), log=quiet)
+    final = tmp_path / "run" / "final"
+    ckpt = load_checkpoint(final)
+    assert ckpt.meta["algorithm"] == "rollout" and ckpt.meta["positions"] == 60
+    assert not np.allclose(ckpt.tensors["model.W1"].numpy(), params["W1"])
+    agent = make_agent(f"checkpoint:{final}", "backgammon")
+    state = BackgammonGame().state_from_text("4HPwATDgc/ABMA 0 31")
+    assert 0 <= agent.choose_play(state) < state.num_plays()
