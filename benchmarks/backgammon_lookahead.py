@@ -1,0 +1,108 @@
+"""A backgammon value net at each lookahead against pubeval and GNU Backgammon at equal lookahead.
+
+Usage::
+
+    python benchmarks/backgammon_lookahead.py [--agent pretrained:backgammon] [--plies 1 2]
+        [--pubeval-games 5000 1000] [--gnubg-games 2000 1000] [--seed 300000] [--workers 2]
+
+For each ``ply`` N of the agent (``AGENT:ply=N``; ply 2 searches the ``keep`` best plays one
+roll deeper, see ``agents/backgammon/td_value.py``) two arena matches, seats swapped with paired
+dice: against ``pubeval`` and against ``gnubg:plies=N-1`` (GNU Backgammon's N-1 ply is the same
+lookahead: its 0-ply is our 1-ply). Writes ``benchmarks/results/backgammon_lookahead.json`` and
+``.md`` (points per game and wins with 95% intervals, seconds); the README's table is generated
+from it (``python docs/make_tables.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
+from spieltisch.agents.arena import evaluate, machine_info
+
+
+def match(agent: str, opponent: str, games: int, seed: int, workers: int) -> dict:
+    """``agent`` against ``opponent``: ``games // 2`` seeds, each played in both seat orders."""
+    started = time.perf_counter()
+    report = evaluate("backgammon", [agent, opponent], seeds=max(1, games // 2), seed=seed,
+                      workers=workers)  # fmt: skip
+    p = report.pairs[0]
+    return {
+        "agent": agent,
+        "opponent": opponent,
+        "games": p.games,
+        "seed": seed,
+        "ppg": p.mean_reward,
+        "ppg_low": p.reward_low,
+        "ppg_high": p.reward_high,
+        "win_rate": p.win_rate,
+        "win_low": p.win_low,
+        "win_high": p.win_high,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--agent", default="pretrained:backgammon",
+                    help="a TD value net without parameters (pretrained:, checkpoint:PATH)")  # fmt: skip
+    ap.add_argument("--plies", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--pubeval-games", type=int, nargs="+", default=[5000, 1000],
+                    help="games against pubeval for each ply (the last repeats)")  # fmt: skip
+    ap.add_argument("--gnubg-games", type=int, nargs="+", default=[2000, 1000],
+                    help="games against gnubg at equal lookahead for each ply")  # fmt: skip
+    ap.add_argument("--seed", type=int, default=300_000, help="first arena seed")
+    ap.add_argument("--workers", type=int, default=2)
+    add_run_options(ap)
+    args = ap.parse_args()
+    shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], workers=1)
+    if any(n not in (1, 2) for n in args.plies):
+        ap.error("--plies: the agent looks 1 or 2 plies ahead")
+    rows = []
+    for i, ply in enumerate(args.plies):
+        agent = f"{args.agent}:ply={ply}"
+        for opponent, counts in (
+            ("pubeval", args.pubeval_games),
+            ("gnubg" if ply == 1 else f"gnubg:plies={ply - 1}", args.gnubg_games),
+        ):
+            games = counts[min(i, len(counts) - 1)]
+            row = match(agent, opponent, games, args.seed, args.workers)
+            row["ply"] = ply
+            rows.append(row)
+            print(
+                f"{agent} vs {opponent}: {row['ppg']:+.3f} ppg [{row['ppg_low']:+.3f}, "
+                f"{row['ppg_high']:+.3f}], {row['win_rate']:.1%} won, {row['games']} games, "
+                f"{row['seconds']:.0f} s",
+                flush=True,
+            )
+    cmd = (
+        f"python benchmarks/backgammon_lookahead.py --agent {args.agent} --plies "
+        f"{' '.join(map(str, args.plies))} --pubeval-games "
+        f"{' '.join(map(str, args.pubeval_games))} --gnubg-games "
+        f"{' '.join(map(str, args.gnubg_games))} --seed {args.seed} --workers {args.workers}"
+    )
+    machine = machine_info()
+    lines = [
+        "# Backgammon: the value net at each lookahead\n",
+        f"Command: `{cmd}`; arena seeds from {args.seed}, each seed played in both seat orders "
+        "with the same dice; 95% intervals. GNU Backgammon at equal lookahead: its N-1 ply "
+        "against our `ply=N`.\n",
+        "| agent | opponent | games | points per game [95%] | wins [95%] | seconds |",
+        "|---|---|---:|---|---|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| `{r['agent']}` | `{r['opponent']}` | {r['games']:,} | {r['ppg']:+.3f} "
+            f"[{r['ppg_low']:+.3f}, {r['ppg_high']:+.3f}] | {r['win_rate']:.1%} "
+            f"[{r['win_low']:.1%}, {r['win_high']:.1%}] | {r['seconds']:.0f} |"
+        )
+    write_text(result_path(args, "backgammon_lookahead.md"), "\n".join(lines) + "\n")
+    write_json(
+        result_path(args, "backgammon_lookahead.json"),
+        {"command": cmd, "machine": machine, "rows": rows},
+    )
+
+
+if __name__ == "__main__":
+    main()
