@@ -6,9 +6,9 @@ Usage::
         [--pubeval-games 5000 1000] [--gnubg-games 2000 1000] [--seed 300000] [--workers 2]
 
 For each ``ply`` N of the agent (``AGENT:ply=N``; ply 2 searches the ``keep`` best plays one
-roll deeper, see ``agents/backgammon/td_value.py``) two arena matches, seats swapped with paired
-dice: against ``pubeval`` and against ``gnubg:plies=N-1`` (GNU Backgammon's N-1 ply is the same
-lookahead: its 0-ply is our 1-ply). Writes ``benchmarks/results/backgammon_lookahead.json`` and
+roll deeper, see ``agents/backgammon/td_value.py``) arena matches, seats swapped with paired
+dice: against ``pubeval``, against ``gnubg`` (0-ply) and, for N > 1, against
+``gnubg:plies=N-1`` (GNU Backgammon's N-1 ply is the same lookahead: its 0-ply is our 1-ply). Writes ``benchmarks/results/backgammon_lookahead.json`` and
 ``.md`` (points per game and wins with 95% intervals, seconds); the README's table is generated
 from it (``python docs/make_tables.py``).
 """
@@ -50,23 +50,25 @@ def main() -> None:
     ap.add_argument("--plies", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--pubeval-games", type=int, nargs="+", default=[5000, 1000],
                     help="games against pubeval for each ply (the last repeats)")  # fmt: skip
-    ap.add_argument("--gnubg-games", type=int, nargs="+", default=[2000, 1000],
-                    help="games against gnubg at equal lookahead for each ply")  # fmt: skip
+    ap.add_argument("--gnubg-games", type=int, nargs="+", default=[2000, 2000],
+                    help="games against gnubg 0-ply for each ply")  # fmt: skip
+    ap.add_argument("--equal-games", type=int, nargs="+", default=[200],
+                    help="games against gnubg:plies=N-1 for each ply N > 1")  # fmt: skip
     ap.add_argument("--seed", type=int, default=300_000, help="first arena seed")
     ap.add_argument("--workers", type=int, default=2)
     add_run_options(ap)
     args = ap.parse_args()
-    shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], workers=1)
+    shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], equal_games=[2], workers=1)
     if any(n not in (1, 2) for n in args.plies):
         ap.error("--plies: the agent looks 1 or 2 plies ahead")
     rows = []
     for i, ply in enumerate(args.plies):
         agent = f"{args.agent}:ply={ply}"
-        for opponent, counts in (
-            ("pubeval", args.pubeval_games),
-            ("gnubg" if ply == 1 else f"gnubg:plies={ply - 1}", args.gnubg_games),
-        ):
-            games = counts[min(i, len(counts) - 1)]
+        opponents = [("pubeval", args.pubeval_games, i), ("gnubg", args.gnubg_games, i)]
+        if ply > 1:  # GNU Backgammon looking as far ahead
+            opponents.append((f"gnubg:plies={ply - 1}", args.equal_games, i - 1))
+        for opponent, counts, at in opponents:
+            games = counts[min(max(at, 0), len(counts) - 1)]
             row = match(agent, opponent, games, args.seed, args.workers)
             row["ply"] = ply
             rows.append(row)
@@ -80,14 +82,15 @@ def main() -> None:
         f"python benchmarks/backgammon_lookahead.py --agent {args.agent} --plies "
         f"{' '.join(map(str, args.plies))} --pubeval-games "
         f"{' '.join(map(str, args.pubeval_games))} --gnubg-games "
-        f"{' '.join(map(str, args.gnubg_games))} --seed {args.seed} --workers {args.workers}"
+        f"{' '.join(map(str, args.gnubg_games))} --equal-games "
+        f"{' '.join(map(str, args.equal_games))} --seed {args.seed} --workers {args.workers}"
     )
     machine = machine_info()
     lines = [
         "# Backgammon: the value net at each lookahead\n",
         f"Command: `{cmd}`; arena seeds from {args.seed}, each seed played in both seat orders "
         "with the same dice; 95% intervals. GNU Backgammon at equal lookahead: its N-1 ply "
-        "against our `ply=N`.\n",
+        "(`gnubg` is 0-ply) against our `ply=N`.\n",
         "| agent | opponent | games | points per game [95%] | wins [95%] | seconds |",
         "|---|---|---:|---|---|---:|",
     ]

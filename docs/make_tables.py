@@ -193,6 +193,28 @@ def table_reference(prefix: str) -> str:
     )
 
 
+def table_backgammon_lookahead(prefix: str) -> str:
+    data = _result("backgammon_lookahead.json")
+    if data is None or not data.get("rows"):
+        return "(no lookahead results recorded yet: `python benchmarks/backgammon_lookahead.py`)\n"
+    rows = [
+        "| agent | opponent | games | points per game [95% CI] | wins [95% CI] |",
+        "|---|---|---:|---|---|",
+    ]
+    for r in data["rows"]:
+        rows.append(
+            f"| `{r['agent']}` | `{r['opponent']}` | {_int(r['games'])} | "
+            f"{_signed(r['ppg'], 3)} {_interval(r['ppg_low'], r['ppg_high'], 3, True)} | "
+            f"{_pct(r['win_rate'])} [{_pct(r['win_low'])}, {_pct(r['win_high'])}] |"
+        )
+    return (
+        "\n".join(rows)
+        + f"\n\nMeasured by `{data['command']}` ({_machine(data.get('machine'))}); GNU Backgammon "
+        f"at equal lookahead: its N-1 ply against our `ply=N`; "
+        f"{_link('backgammon_lookahead.md', prefix)}.\n"
+    )
+
+
 def _pretrained_files() -> list[tuple[str, dict[str, Any]]]:
     out = []
     for path in sorted(PRETRAINED.glob("*.json")):
@@ -558,6 +580,7 @@ TABLES: dict[str, Callable[[str], str]] = {
     "baselines": table_baselines,
     "reference": table_reference,
     "pretrained": table_pretrained,
+    "backgammon-lookahead": table_backgammon_lookahead,
     "speed": table_speed,
     "solver": table_solver,
     "solver-accuracy": table_solver_accuracy,
