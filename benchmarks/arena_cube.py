@@ -8,7 +8,9 @@ Each pair plays ``--seeds`` seeds x both seat orders of backgammon with the doub
 (``-o cube=true``: money play, rewards = points x cube), the same dice for both orders of a
 seed. Pairs: ``gnubg`` (0-ply, ``cube=janowski``, cube life 0.68) against ``gnubg:cube=never``
 (never doubles, always takes), ``pretrained:backgammon`` likewise, ``gnubg`` against itself with
-cube life 0 and 1, and ``gnubg`` against ``pretrained:backgammon``, both with the cube. Writes
+cube life 0 and 1, ``gnubg`` against ``pretrained:backgammon``, both with the cube, and
+``pretrained:backgammon`` against ``pubeval`` (which never doubles and always takes: it has no
+probabilities for the formula). Writes
 ``benchmarks/results/backgammon_cube.json`` and ``.md``: mean points per game with a paired
 interval (one seed = one paired observation) and how often each side doubled, took and dropped.
 """
@@ -30,6 +32,9 @@ PAIRS = [
     ("gnubg", "gnubg:cube_life=1.0"),
     # different checker play, both with the cube
     ("gnubg", "pretrained:backgammon"),
+    # issue 19's target: cubeful money play against pubeval, which has no probabilities to
+    # decide with (so it never doubles and always takes)
+    ("pretrained:backgammon", "pubeval"),
 ]
 
 

@@ -9,7 +9,9 @@ plays ``pubeval`` and ``gnubg`` (0-ply) with the arena: ``--*-seeds`` seeds, bot
 each, paired dice; points per game with the 95% interval. Writes
 ``benchmarks/results/backgammon_td_train.json`` (checkpoint, training games and time, command,
 results, machine). ``--ship`` copies the weights to ``agents/pretrained/backgammon`` with the
-evaluation and the reproducing commands in its metadata (``pretrained:backgammon``).
+evaluation and the reproducing commands in its metadata (``pretrained:backgammon``; with
+``--ship-as backgammon_<X>`` to ``agents/pretrained/backgammon_<X>``, the agent
+``pretrained:backgammon:algo=<X>`` beside the default one).
 Training time: the checkpoint's own record (``seconds``) unless ``--train-wall/--train-cpu``
 are given (for runs whose checkpoints predate that record).
 
@@ -62,6 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--baseline", help="also evaluate this agent on the same seeds")
     parser.add_argument("--ship", action="store_true", help="copy to agents/pretrained")
+    parser.add_argument(
+        "--ship-as", default="backgammon",
+        help="file name in agents/pretrained for --ship: backgammon is pretrained:backgammon, "
+        "backgammon_<X> is pretrained:backgammon:algo=<X> (a net beside the default one)",
+    )  # fmt: skip
     parser.add_argument(
         "--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained", help="for --ship"
     )
@@ -181,7 +188,9 @@ def main(argv: list[str] | None = None) -> int:
             "note": args.note,
         }
         tensors = {key: v for key, v in ckpt.tensors.items() if key.startswith("model.")}
-        dest = args.pretrained_dir / "backgammon"
+        if args.ship_as != "backgammon" and not args.ship_as.startswith("backgammon_"):
+            raise SystemExit(f"--ship-as must be backgammon or backgammon_<X>, got {args.ship_as}")
+        dest = args.pretrained_dir / args.ship_as
         save_checkpoint(dest, meta, tensors)
         print(f"shipped {dest}.safetensors")
     return 0
