@@ -16,6 +16,7 @@ from it (``python docs/make_tables.py``).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
@@ -56,6 +57,8 @@ def main() -> None:
                     help="games against gnubg:plies=N-1 for each ply N > 1")  # fmt: skip
     ap.add_argument("--seed", type=int, default=300_000, help="first arena seed")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--append", action="store_true",
+                    help="keep the rows already recorded (another agent's) and add these")  # fmt: skip
     add_run_options(ap)
     args = ap.parse_args()
     shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], equal_games=[2], workers=1)
@@ -84,13 +87,29 @@ def main() -> None:
         f"{' '.join(map(str, args.pubeval_games))} --gnubg-games "
         f"{' '.join(map(str, args.gnubg_games))} --equal-games "
         f"{' '.join(map(str, args.equal_games))} --seed {args.seed} --workers {args.workers}"
+        + (" --append" if args.append else "")
     )
     machine = machine_info()
+    runs = [{"command": cmd, "machine": machine}]
+    for row in rows:
+        row["command"] = cmd
+    json_path = result_path(args, "backgammon_lookahead.json")
+    if args.append and json_path is not None and json_path.exists():
+        earlier = json.loads(json_path.read_text())
+        earlier_runs = earlier.get("runs") or [
+            {"command": earlier["command"], "machine": earlier["machine"]}
+        ]
+        for row in earlier["rows"]:
+            row.setdefault("command", earlier_runs[0]["command"])
+        rows = earlier["rows"] + rows
+        runs = earlier_runs + runs
     lines = [
         "# Backgammon: the value net at each lookahead\n",
-        f"Command: `{cmd}`; arena seeds from {args.seed}, each seed played in both seat orders "
-        "with the same dice; 95% intervals. GNU Backgammon at equal lookahead: its N-1 ply "
-        "(`gnubg` is 0-ply) against our `ply=N`.\n",
+        "Arena matches, each seed played in both seat orders with the same dice; 95% intervals. "
+        "GNU Backgammon at equal lookahead: its N-1 ply (`gnubg` is 0-ply) against our "
+        "`ply=N`. Commands:\n",
+        *[f"- `{run['command']}`" for run in runs],
+        "",
         "| agent | opponent | games | points per game [95%] | wins [95%] | seconds |",
         "|---|---|---:|---|---|---:|",
     ]
@@ -101,10 +120,8 @@ def main() -> None:
             f"[{r['win_low']:.1%}, {r['win_high']:.1%}] | {r['seconds']:.0f} |"
         )
     write_text(result_path(args, "backgammon_lookahead.md"), "\n".join(lines) + "\n")
-    write_json(
-        result_path(args, "backgammon_lookahead.json"),
-        {"command": cmd, "machine": machine, "rows": rows},
-    )
+    write_json(json_path, {"command": runs[-1]["command"], "machine": machine, "runs": runs,
+                           "rows": rows})  # fmt: skip
 
 
 if __name__ == "__main__":

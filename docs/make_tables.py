@@ -201,6 +201,8 @@ def table_backgammon_lookahead(prefix: str) -> str:
         "| agent | opponent | games | points per game [95% CI] | wins [95% CI] |",
         "|---|---|---:|---|---|",
     ]
+    runs = data.get("runs") or [{"command": data["command"]}]
+    commands = "; ".join(f"`{run['command']}`" for run in runs)
     for r in data["rows"]:
         rows.append(
             f"| `{r['agent']}` | `{r['opponent']}` | {_int(r['games'])} | "
@@ -209,7 +211,7 @@ def table_backgammon_lookahead(prefix: str) -> str:
         )
     return (
         "\n".join(rows)
-        + f"\n\nMeasured by `{data['command']}` ({_machine(data.get('machine'))}); GNU Backgammon "
+        + f"\n\nMeasured by {commands} ({_machine(data.get('machine'))}); GNU Backgammon "
         f"at equal lookahead: its N-1 ply against our `ply=N`; "
         f"{_link('backgammon_lookahead.md', prefix)}.\n"
     )
