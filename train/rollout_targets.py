@@ -44,9 +44,9 @@ from spieltisch.agents.backgammon.rollout import rollout_positions, self_play_af
 from spieltisch.agents.neural.checkpoint import CheckpointError, save_checkpoint
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, RolloutConfig, config_to_dict
-from spieltisch.train.run_files import checkpoint_dir, load_training_checkpoint
+from spieltisch.train.run_files import load_training_checkpoint
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
-from spieltisch.train.td import arena_eval
+from spieltisch.train.td import arena_eval, checkpoint_evaluation
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
@@ -262,20 +262,8 @@ class RolloutTrainer(IterationTrainer):
 
     # --- evaluations (the arena plays checkpoint files) ---
     def evaluate(self, num_games: int, seed: int) -> Evaluation:
-        cfg, state = self.cfg, self.state
-        path = checkpoint_dir(Path(cfg.run_dir)) / self.checkpoint_name()
-        self.save(path)
-        started = time.perf_counter()
-        ev = arena_eval(path, cfg.eval_opponent, num_games, seed, cfg.eval_workers)
-        state.seconds["eval_wall"] += time.perf_counter() - started
-        ev["positions"] = state.global_step
-        state.evals.append(ev)
-        metrics = {f"eval/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high", "win_rate")}
-        line = (
-            f"position {state.global_step}: vs {cfg.eval_opponent} {ev['ppg']:+.3f} ppg "
-            f"[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}] over {ev['games']} games"
-        )
-        return Evaluation(metrics, score=ev["ppg"], line=line)
+        step = self.state.global_step
+        return checkpoint_evaluation(self, num_games, seed, "positions", step, f"position {step}")
 
     def final_evaluation(
         self, final: Path, best: Path | None, num_games: int, seed: int

@@ -405,6 +405,30 @@ def arena_eval(
     }
 
 
+def checkpoint_evaluation(
+    trainer: Any, num_games: int, seed: int, progress_key: str, progress: int, where: str
+) -> Evaluation:
+    """An evaluation during a run of a trainer of TD value nets (TD, rollout targets): its
+    current net saved as a training checkpoint (the arena plays files) and played against
+    ``cfg.eval_opponent`` (:func:`arena_eval`); the result, with ``progress_key: progress``,
+    joins ``trainer.state.evals``, its time ``state.seconds["eval_wall"]``. The score is the
+    points per game; ``where`` starts the log line (``"game 20000"``)."""
+    cfg, state = trainer.cfg, trainer.state
+    path = checkpoint_dir(Path(cfg.run_dir)) / trainer.checkpoint_name()
+    trainer.save(path)
+    started = time.perf_counter()
+    ev = arena_eval(path, cfg.eval_opponent, num_games, seed, cfg.eval_workers)
+    state.seconds["eval_wall"] += time.perf_counter() - started
+    ev[progress_key] = progress
+    state.evals.append(ev)
+    metrics = {f"eval/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high", "win_rate")}
+    line = (
+        f"{where}: vs {cfg.eval_opponent} {ev['ppg']:+.3f} ppg "
+        f"[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}] over {ev['games']} games"
+    )
+    return Evaluation(metrics, score=ev["ppg"], line=line)
+
+
 # ----------------------------------------------------------------------------------------------
 # The trainer (driven by the run loop)
 # ----------------------------------------------------------------------------------------------
@@ -512,21 +536,10 @@ class TDTrainer(StateTrainer):
     # --- evaluations (the arena plays checkpoint files) ---
     def evaluate(self, num_games: int, seed: int) -> Evaluation:
         """The current weights against ``eval_opponent``; the score is the points per game."""
-        cfg, state = self.cfg, self.state
-        path = checkpoint_dir(Path(cfg.run_dir)) / self.checkpoint_name()
-        self.save(path)
-        t_eval = time.perf_counter()
-        ev = arena_eval(path, cfg.eval_opponent, num_games, seed, cfg.eval_workers)
-        state.seconds["eval_wall"] += time.perf_counter() - t_eval
-        ev["training_games"] = state.games
-        state.evals.append(ev)
-        metrics = {f"eval/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high")}
-        metrics["eval/win_rate"] = ev["win_rate"]
-        line = (
-            f"game {state.games}: vs {cfg.eval_opponent} {ev['ppg']:+.3f} ppg "
-            f"[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}] over {ev['games']} games"
+        state = self.state
+        return checkpoint_evaluation(
+            self, num_games, seed, "training_games", state.games, f"game {state.games}"
         )
-        return Evaluation(metrics, score=ev["ppg"], line=line)
 
     def final_evaluation(
         self, final: Path, best: Path | None, num_games: int, seed: int
