@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         p = report.pairs[0]
         results[f"vs_{opponent}"] = {
+            "agent": name,
             "opponent": opponent,
             "games": p.games,
             "ppg": p.mean_reward,
