@@ -95,6 +95,17 @@ def test_rollout_positions_equal_one_rollout_per_position(params, truncate) -> N
         assert se[i] == pytest.approx(one.equity.se, abs=1e-12)
 
 
+def test_threads_do_not_change_positions_or_rollouts(params) -> None:
+    one = self_play_afterstates(params, 30, 0.2, np.random.default_rng(4), num_games=32)
+    two = self_play_afterstates(params, 30, 0.2, np.random.default_rng(4), num_games=32, threads=2)
+    assert [s.to_text() for s in one] == [s.to_text() for s in two]
+    seeds = np.arange(len(one))
+    a = rollout_positions(one, params, 72, seeds, 2, threads=1)
+    b = rollout_positions(one, params, 72, seeds, 2, threads=2)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+
+
 def test_rollout_positions_refuses_bad_input(params) -> None:
     game = BackgammonGame()
     about_to_roll = game.state_from_text("4HPwATDgc/ABMA 1 roll")

@@ -379,7 +379,8 @@ class RolloutConfig(RunConfig):
     """plies after which a rollout game stops and is scored by the net's probabilities (None:
     play every game to the end)"""
     rollout_threads: int = 1
-    """threads of the batched engine and the net in the rollouts (results do not depend on it)"""
+    """threads of the batched engine and the net in the self-play and the rollouts (results do
+    not depend on it)"""
 
     # --- learning (plain SGD on the squared error of the five sigmoid outputs, as TD) ---
     lr: float = 0.01

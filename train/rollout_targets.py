@@ -222,7 +222,9 @@ class RolloutTrainer(IterationTrainer):
         cfg, state = self.cfg, self.state
         n = min(cfg.positions_per_iteration, cfg.total_positions - state.global_step)
         t0, c0 = time.perf_counter(), time.process_time()
-        positions = self_play_afterstates(state.params, n, cfg.sample_prob, state.rng)
+        positions = self_play_afterstates(
+            state.params, n, cfg.sample_prob, state.rng, threads=cfg.rollout_threads
+        )
         seeds = state.rng.integers(0, 2**62, size=n)
         on_roll, se = rollout_positions(
             positions, state.params, cfg.rollout_games, seeds, cfg.truncate,

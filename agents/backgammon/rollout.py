@@ -30,6 +30,11 @@ the agent protocol (``agent.act(observation, state)``, one checker move per call
 plays). Both ways play the same games from the same seed: a TD net gives identical results
 batched or not.
 
+Many positions at once (training targets, :mod:`spieltisch.train.rollout_targets`):
+:func:`rollout_positions` rolls out a list of positions about to roll with one TD net, the games
+of many positions side by side on the batched engine (each position exactly as :func:`rollout`
+would), and :func:`self_play_afterstates` draws such positions from the net's own games.
+
 Variance reduction (each can be switched off, ``stratify=False``, ``duplicate=False``):
 
 * **Stratified first roll.** The first random roll of every game (the roll of the player on
