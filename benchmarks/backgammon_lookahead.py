@@ -23,6 +23,13 @@ from _common import add_run_options, result_path, shrink_if_quick, write_json, w
 from spieltisch.agents.arena import evaluate, machine_info
 
 
+def with_ply(agent: str, ply: int) -> str:
+    """``agent`` with the parameter ``ply=N``: after a comma where a ``pretrained:`` name has
+    parameters already (``pretrained:backgammon:algo=td_features,ply=2``), else after a colon."""
+    has_params = agent.startswith("pretrained:") and agent.count(":") >= 2
+    return f"{agent}{',' if has_params else ':'}ply={ply}"
+
+
 def match(agent: str, opponent: str, games: int, seed: int, workers: int) -> dict:
     """``agent`` against ``opponent``: ``games // 2`` seeds, each played in both seat orders."""
     started = time.perf_counter()
@@ -47,7 +54,7 @@ def match(agent: str, opponent: str, games: int, seed: int, workers: int) -> dic
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agent", default="pretrained:backgammon",
-                    help="a TD value net without parameters (pretrained:, checkpoint:PATH)")  # fmt: skip
+                    help="a TD value net: pretrained:backgammon[:algo=X], checkpoint:PATH")  # fmt: skip
     ap.add_argument("--plies", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--pubeval-games", type=int, nargs="+", default=[5000, 1000],
                     help="games against pubeval for each ply (the last repeats)")  # fmt: skip
@@ -66,7 +73,7 @@ def main() -> None:
         ap.error("--plies: the agent looks 1 or 2 plies ahead")
     rows = []
     for i, ply in enumerate(args.plies):
-        agent = f"{args.agent}:ply={ply}"
+        agent = with_ply(args.agent, ply)
         opponents = [("pubeval", args.pubeval_games, i), ("gnubg", args.gnubg_games, i)]
         if ply > 1:  # GNU Backgammon looking as far ahead
             opponents.append((f"gnubg:plies={ply - 1}", args.equal_games, i - 1))
