@@ -52,7 +52,6 @@ dice); the mean points per game ranks them for ``keep_best``.
 from __future__ import annotations
 
 import math
-import platform
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -62,21 +61,20 @@ from typing import Any
 import numba
 import numpy as np
 import torch
-from spieltisch.agents.arena.provenance import git_revision
 from spieltisch.agents.backgammon import td_value as tv
 from spieltisch.agents.backgammon.chance_search import CUBELESS, ChanceSearch, td_evaluator
 from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.batch import BackgammonBatch
 from spieltisch.train.alphazero import RESUMABLE_CHANGES, cosine_lr, resolve_device, search_config
-from spieltisch.train.config import AlphaZeroConfig, config_to_dict
+from spieltisch.train.config import AlphaZeroConfig
 from spieltisch.train.run_files import (
     load_training_checkpoint,
     optimizer_tensors,
     restore_optimizer,
 )
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
-from spieltisch.train.td import arena_eval, env_version
+from spieltisch.train.td import arena_eval, td_net_meta
 
 #: the five value targets of a decision: the outcome for its mover
 NUM_TARGETS = tv.NUM_OUTPUTS
@@ -622,26 +620,16 @@ class BackgammonAlphaZeroTrainer(IterationTrainer):
 
     def _meta(self, kind: str) -> dict[str, Any]:
         cfg, state = self.cfg, self.state
-        return {
-            "kind": kind,
-            "game": "backgammon",
-            "env_version": env_version(),
-            "game_options": dict(cfg.game_options),
-            "arch": state.arch.to_json(),
-            "algorithm": "alphazero",
+        counters = {
             "iteration": state.iteration,
             "global_step": state.global_step,
             "games": state.games,
             "games_total": state.earlier_games + state.games,
             "init_checkpoint": cfg.init_checkpoint,
-            "config": config_to_dict(cfg),
-            "git_revision": git_revision(),
-            "metrics": dict(state.metrics),
-            "seconds": dict(state.seconds),
-            "torch_version": torch.__version__,
-            "numba_version": numba.__version__,
-            "python": platform.python_version(),
         }
+        meta = td_net_meta(cfg, state.arch, kind, counters, state.metrics, state.seconds)
+        meta["torch_version"] = torch.__version__
+        return meta
 
     def _tensors(self) -> dict[str, torch.Tensor]:
         return {f"model.{n}": getattr(self.state.net, n).detach().cpu() for n in tv.PARAM_NAMES}

@@ -30,7 +30,6 @@ checkpoints are TD checkpoints: ``checkpoint:PATH`` (and ``:ply=2``) plays them.
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,15 +37,14 @@ from typing import Any
 
 import numba
 import numpy as np
-from spieltisch.agents.arena.provenance import git_revision
 from spieltisch.agents.backgammon import td_value as tv
 from spieltisch.agents.backgammon.rollout import rollout_positions, self_play_afterstates
 from spieltisch.agents.neural.checkpoint import CheckpointError, save_checkpoint
 from spieltisch.envs.backgammon import rules as k
-from spieltisch.train.config import RESUMABLE_RUN_KEYS, RolloutConfig, config_to_dict
+from spieltisch.train.config import RESUMABLE_RUN_KEYS, RolloutConfig
 from spieltisch.train.run_files import load_training_checkpoint
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
-from spieltisch.train.td import arena_eval, checkpoint_evaluation
+from spieltisch.train.td import arena_eval, checkpoint_evaluation, td_net_meta
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
@@ -307,28 +305,14 @@ class RolloutTrainer(IterationTrainer):
 
     def _meta(self, kind: str) -> dict[str, Any]:
         cfg, state = self.cfg, self.state
-        from spieltisch.train.td import env_version
-
-        return {
-            "kind": kind,
-            "game": cfg.game,
-            "env_version": env_version(),
-            "game_options": {},
-            "arch": state.arch.to_json(),
-            "algorithm": cfg.algorithm,
+        counters = {
             "iteration": state.iteration,
             "global_step": state.global_step,
             "positions": state.global_step,
             "games_total": state.earlier_games,
             "init_from": cfg.init_from,
-            "config": config_to_dict(cfg),
-            "git_revision": git_revision(),
-            "metrics": dict(state.metrics),
-            "seconds": dict(state.seconds),
-            "numba_version": numba.__version__,
-            "numpy_version": np.__version__,
-            "python": platform.python_version(),
         }
+        return td_net_meta(cfg, state.arch, kind, counters, state.metrics, state.seconds)
 
     def save(self, path: Path) -> None:
         state = self.state

@@ -312,28 +312,46 @@ def env_version() -> str:
     return GAMES["backgammon"]
 
 
-def checkpoint_meta(cfg: TDConfig, state: TDState, kind: str) -> dict[str, Any]:
+def td_net_meta(
+    cfg: Any,
+    arch: tv.TDArch,
+    kind: str,
+    counters: dict[str, Any],
+    metrics: dict[str, float],
+    seconds: dict[str, float],
+) -> dict[str, Any]:
+    """The metadata of a checkpoint of a TD value net (``kind``: training or policy), the same
+    for every trainer of one (TD, rollout targets, backgammon AlphaZero): what was trained and
+    how, the run's ``counters`` (iteration, global_step, games, ...), its latest ``metrics`` and
+    ``seconds``, and the versions it ran with."""
     return {
         "kind": kind,
         "game": cfg.game,
         "env_version": env_version(),
         "game_options": dict(cfg.game_options),
-        "arch": arch_of(cfg).to_json(),
+        "arch": arch.to_json(),
         "algorithm": cfg.algorithm,
+        **counters,
+        "config": config_to_dict(cfg),
+        "git_revision": git_revision(),
+        "metrics": dict(metrics),
+        "seconds": dict(seconds),
+        "numba_version": numba.__version__,
+        "numpy_version": np.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def checkpoint_meta(cfg: TDConfig, state: TDState, kind: str) -> dict[str, Any]:
+    counters = {
         "iteration": state.games,
         "global_step": state.games,
         "games": state.games,
         "games_total": state.earlier_games + state.games,
         "init_from": cfg.init_from,
         "moves": state.moves,
-        "config": config_to_dict(cfg),
-        "git_revision": git_revision(),
-        "metrics": dict(state.metrics),
-        "seconds": dict(state.seconds),
-        "numba_version": numba.__version__,
-        "numpy_version": np.__version__,
-        "python": platform.python_version(),
     }
+    return td_net_meta(cfg, arch_of(cfg), kind, counters, state.metrics, state.seconds)
 
 
 def arch_of(cfg: TDConfig) -> tv.TDArch:
