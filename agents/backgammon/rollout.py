@@ -880,10 +880,9 @@ def self_play_afterstates(
             offsets, boards, _ = batch.legal_plays()
             movers = batch.states[:, k.M_TURN].astype(np.int64)
             choices = _first_max(evaluate(boards, np.repeat(movers, np.diff(offsets))), offsets)
-            chosen = boards[offsets[:-1] + choices]  # rows of games without plays are not read
             take = (np.diff(offsets) > 0) & (rng.random(num_games) < sample_prob)
             for g in np.flatnonzero(take):
-                board, mover = chosen[g].astype(np.int32), int(movers[g])
+                board, mover = boards[offsets[g] + choices[g]].astype(np.int32), int(movers[g])
                 if board[k.SIDE * mover + k.OFF] < k.CHECKERS and len(kept) < count:
                     kept.append(game.state_to_roll(board, 1 - mover))
             batch.step_plays(choices)
