@@ -544,13 +544,7 @@ def _check_rollout_ranges(cfg: RolloutConfig, source: str) -> None:
     for key in ("lr", "lr_final", "fit_passes"):
         if getattr(cfg, key) <= 0:
             raise ConfigError(f"{source}: key {key!r} must be positive, got {getattr(cfg, key)}")
-    if not cfg.init_from:
-        raise ConfigError(f"{source}: key 'init_from' must name a TD value net")
-    if cfg.init_from.startswith("pretrained:") and cfg.init_from != "pretrained:backgammon":
-        raise ConfigError(
-            f"{source}: key 'init_from' must be pretrained:backgammon or the path of a TD "
-            f"checkpoint, got {cfg.init_from!r}"
-        )
+    _check_td_net_name("init_from", cfg.init_from, source)
     if cfg.stop_after_iterations is not None and cfg.stop_after_iterations < 1:
         raise ConfigError(f"{source}: key 'stop_after_iterations' must be at least 1")
     _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
@@ -668,13 +662,17 @@ def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'game_options.reward' must be points or win, got {options['reward']!r}"
         )
-    init = cfg.init_checkpoint
-    if init is not None and (
-        not init or (init.startswith("pretrained:") and init != "pretrained:backgammon")
-    ):
+    if cfg.init_checkpoint is not None:
+        _check_td_net_name("init_checkpoint", cfg.init_checkpoint, source)
+
+
+def _check_td_net_name(key: str, name: str, source: str) -> None:
+    """A key naming a TD value net to start from: the shipped one or a checkpoint's path (the
+    file itself is read, and checked, when the run starts)."""
+    if not name or (name.startswith("pretrained:") and name != "pretrained:backgammon"):
         raise ConfigError(
-            f"{source}: key 'init_checkpoint' must be pretrained:backgammon or the path of a TD "
-            f"checkpoint, got {init!r}"
+            f"{source}: key {key!r} must be pretrained:backgammon or the path of a TD "
+            f"checkpoint, got {name!r}"
         )
 
 
