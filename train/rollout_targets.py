@@ -38,6 +38,7 @@ from typing import Any
 import numba
 import numpy as np
 from spieltisch.agents.backgammon import td_value as tv
+from spieltisch.agents.backgammon.cube import flip
 from spieltisch.agents.backgammon.rollout import rollout_positions, self_play_afterstates
 from spieltisch.agents.neural.checkpoint import CheckpointError, save_checkpoint
 from spieltisch.envs.backgammon import rules as k
@@ -112,8 +113,7 @@ def fit_samples(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, movers, targets, ord
 def mover_targets(on_roll: np.ndarray) -> np.ndarray:
     """Rollout probabilities of the player on roll ``(n, 5)`` in the view of the seat that
     made the afterstate: ``(1 - w, lose gammon, lose backgammon, win gammon, win backgammon)``."""
-    w, wg, wb, lg, lb = on_roll.T
-    return np.column_stack([1.0 - w, lg, lb, wg, wb])
+    return np.array([flip(row) for row in on_roll]).reshape(-1, tv.NUM_OUTPUTS)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -106,6 +106,7 @@ from typing import Any
 
 import numpy as np
 from spieltisch.agents.arena.stats import Z95
+from spieltisch.agents.backgammon.cube import flip
 from spieltisch.agents.backgammon.td_value import TDValueAgent, evaluate_boards, outputs_of
 from spieltisch.agents.base import Agent
 from spieltisch.agents.registry import check_agent_name, make_agent
@@ -431,7 +432,7 @@ def _afterstate_outcome(
     y = np.asarray(outputs_of(params, board, mover), dtype=np.float64)
     if mover == player:
         return y.copy()
-    return np.array([1.0 - y[0], y[3], y[4], y[1], y[2]])
+    return np.array(flip(y))
 
 
 def _equity(outcomes: np.ndarray) -> np.ndarray:
