@@ -164,16 +164,57 @@ def test_n_step_value_targets_on_two_drawn_games() -> None:
     final = np.array([[1.0, -1.0], [-1.0, 1.0]])  # game 0 won by seat 0, game 1 by seat 1
     # the search's root value per seat of each recorded position
     root = np.array([[0.1, -0.1], [0.2, -0.2], [0.3, -0.3], [0.4, -0.4], [0.5, -0.5], [0.6, -0.6]])
-    assert value_targets(final, rows_per_move, seat, root, 0).tolist() == [1, 1, 1, -1, -1, 1]
-    two = value_targets(final, rows_per_move, seat, root, 2)
+    plain = value_targets(final, rows_per_move, seat, root, 0)
+    assert plain[:, 0].tolist() == [1, 1, 1, -1, -1, 1]
+    two = value_targets(final, rows_per_move, seat, root, 2)[:, 0]
     # game 0: move 0 (seat 0) reads move 2's root value for seat 0 (position 4: 0.5), move 1
     # (seat 0) reads move 3 for seat 0 (position 5: 0.6); moves 2 and 3 and all of game 1 end
     # within 2 moves, so they keep the result
     np.testing.assert_allclose(two, [0.5, 1.0, 0.6, -1.0, -1.0, 1.0])
-    one = value_targets(final, rows_per_move, seat, root, 1)
+    one = value_targets(final, rows_per_move, seat, root, 1)[:, 0]
     # the mover's own seat is read: game 1's move 0 is seat 1's, its move 1 seat 0's (position
     # 3: -0.4 for seat 1); game 0's move 2 is seat 1's, its move 3 seat 0's (position 5: -0.6)
     np.testing.assert_allclose(one, [0.3, -0.4, 0.5, -1.0, -0.6, 1.0])
+
+
+def test_per_seat_value_targets_start_from_the_mover() -> None:
+    # one 3-player game: seats 0, 1, 2, 0 move, then seat 1 wins; root values per seat
+    rows_per_move = [np.array([0])] * 4
+    seat = np.array([0, 1, 2, 0])
+    final = np.array([[-0.5, 1.0, -0.5]])
+    root = np.array([[0.1, 0.2, -0.3], [0.4, -0.1, -0.3], [-0.2, 0.5, -0.3], [0.0, 0.6, -0.6]])
+    z = value_targets(final, rows_per_move, seat, root, 0, outputs=3)
+    # each row: the mover's result, then the next seats' in turn order
+    np.testing.assert_allclose(
+        z, [[-0.5, 1.0, -0.5], [1.0, -0.5, -0.5], [-0.5, -0.5, 1.0], [-0.5, 1.0, -0.5]]
+    )
+    np.testing.assert_array_equal(value_targets(final, rows_per_move, seat, root, 0)[:, 0], z[:, 0])
+    one = value_targets(final, rows_per_move, seat, root, 1, outputs=3)
+    # move t reads move t + 1's root values, rotated to move t's mover; the last keeps z
+    np.testing.assert_allclose(
+        one, [[0.4, -0.1, -0.3], [0.5, -0.3, -0.2], [-0.6, 0.0, 0.6], [-0.5, 1.0, -0.5]]
+    )
+
+
+def test_per_seat_evaluator_reads_each_seats_value() -> None:
+    torch.manual_seed(1)
+    net = PolicyNet(PolicyArch(5, 3, (8,), value_outputs=3))
+    obs, mask = (
+        np.random.default_rng(0).normal(size=(4, 5)).astype(np.float32),
+        np.ones((4, 3), dtype=np.int8),
+    )
+    _, values = policy_evaluator(net, 3)(obs, mask)
+    expected = net.forward_seats(torch.from_numpy(obs), torch.from_numpy(mask))[1]
+    np.testing.assert_allclose(values, expected.detach().numpy().astype(np.float64))
+    with pytest.raises(ValueError, match="has 3 value outputs; a 4-player game needs 1"):
+        policy_evaluator(net, 4)
+
+
+def test_value_per_seat_is_refused_for_backgammon() -> None:
+    with pytest.raises(ConfigError, match="'value_per_seat' is for the policy-value network"):
+        build_config(
+            {"game": "backgammon", "algorithm": "alphazero"}, ["hidden=[80]", "value_per_seat=true"]
+        )
 
 
 def test_n_step_targets_of_real_self_play_are_root_values_or_results(tmp_path) -> None:
@@ -212,10 +253,10 @@ def test_loss_and_replay_buffer() -> None:
                 "obs": np.stack([rows, rows], axis=1).astype(np.float32),
                 "mask": np.ones((3, 3), dtype=np.int8),
                 "policy": np.full((3, 3), 1 / 3, dtype=np.float32),
-                "value": rows.astype(np.float32),
+                "value": rows.astype(np.float32)[:, None],
             }
         )
-    assert buffer.size == 5 and sorted(buffer.value.tolist()) == [1, 2, 3, 4, 5]
+    assert buffer.size == 5 and sorted(buffer.value[:, 0].tolist()) == [1, 2, 3, 4, 5]
     from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 
     torch.manual_seed(0)
@@ -224,7 +265,7 @@ def test_loss_and_replay_buffer() -> None:
         "obs": torch.zeros(4, 2),
         "mask": torch.tensor([[1, 1, 0]] * 4, dtype=torch.int8),
         "policy": torch.tensor([[1.0, 0.0, 0.0]] * 4),
-        "value": torch.ones(4),
+        "value": torch.ones(4, 1),
     }
     loss, parts = alphazero_loss(net, batch, value_weight=2.0)
     logits, value = net(batch["obs"], batch["mask"])

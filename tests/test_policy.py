@@ -104,3 +104,21 @@ def test_pretrained_kalaha_picks_the_agent_of_the_board() -> None:
     assert record.num_moves > 0
     with pytest.raises(ValueError, match="rules"):
         make_agent("pretrained:kalaha", "kalaha", game_options={"seeds": 4, "rules": "standard"})
+
+
+def test_a_per_seat_value_head_reads_the_movers_value_first() -> None:
+    torch.manual_seed(3)
+    arch = PolicyArch(observation_size=6, num_actions=3, hidden=(8,), value_outputs=4)
+    assert PolicyArch.from_json(arch.to_json()) == arch
+    older = {k: v for k, v in arch.to_json().items() if k != "value_outputs"}
+    assert PolicyArch.from_json(older).value_outputs == 1  # checkpoints before the field
+    for bad in (0, 5, 1.5, True):
+        with pytest.raises(ValueError, match="value_outputs must be an integer from 1 to 4"):
+            PolicyArch.from_json({**arch.to_json(), "value_outputs": bad})
+    net = PolicyNet(arch)
+    obs, mask = torch.randn(5, 6), torch.ones(5, 3, dtype=torch.int8)
+    logits, seats = net.forward_seats(obs, mask)
+    assert seats.shape == (5, 4) and (seats.abs() < 1).all()
+    plain_logits, value = net(obs, mask)
+    assert torch.equal(plain_logits, logits) and torch.equal(value, seats[:, 0])
+    assert torch.allclose(net.value(obs), seats[:, 0])

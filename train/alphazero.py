@@ -120,16 +120,19 @@ def make_search(
 # Replay buffer
 # ----------------------------------------------------------------------------------------------
 class ReplayBuffer:
-    """The last ``capacity`` positions: observation, legal mask, policy and value targets."""
+    """The last ``capacity`` positions: observation, legal mask, policy and value targets
+    (``value_outputs`` per position, the mover's first)."""
 
     FIELDS = ("obs", "mask", "policy", "value")
 
-    def __init__(self, capacity: int, obs_size: int, num_actions: int) -> None:
+    def __init__(
+        self, capacity: int, obs_size: int, num_actions: int, value_outputs: int = 1
+    ) -> None:
         self.capacity = capacity
         self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
         self.mask = np.zeros((capacity, num_actions), dtype=np.int8)
         self.policy = np.zeros((capacity, num_actions), dtype=np.float32)
-        self.value = np.zeros(capacity, dtype=np.float32)
+        self.value = np.zeros((capacity, value_outputs), dtype=np.float32)
         self.size = 0
         self.next = 0  # the slot the next position goes to
 
@@ -154,7 +157,9 @@ class ReplayBuffer:
 
     def load(self, tensors: dict[str, torch.Tensor], size: int, next_slot: int) -> None:
         for name in self.FIELDS:
-            getattr(self, name)[:size] = tensors[f"replay.{name}"].numpy()
+            stored = getattr(self, name)
+            # checkpoints before per-seat values stored the mover's value as one column
+            stored[:size] = tensors[f"replay.{name}"].numpy().reshape(size, *stored.shape[1:])
         self.size, self.next = size, next_slot
 
 
@@ -199,7 +204,12 @@ def self_play(
         "mask": np.concatenate(rec["mask"]).astype(np.int8),
         "policy": np.concatenate(rec["policy"]),
         "value": value_targets(
-            final, rec["game"], seat_of, np.concatenate(root_vectors), cfg.td_steps
+            final,
+            rec["game"],
+            seat_of,
+            np.concatenate(root_vectors),
+            cfg.td_steps,
+            games.num_players if cfg.value_per_seat else 1,
         ),
     }
     stats = {
@@ -219,17 +229,20 @@ def value_targets(
     seat: np.ndarray,
     root_value: np.ndarray,
     td_steps: int,
+    outputs: int = 1,
 ) -> np.ndarray:
-    """The value target of every recorded position, in recording order: the final result
-    ``final[game, seat]`` of its mover, or with ``td_steps`` n > 0 the search's root value for
-    that mover of the same game's position n moves later (``root_value[position, seat]``) when
-    the game was still on then.
+    """The value targets of every recorded position, in recording order, ``[positions,
+    outputs]``: the final result ``final[game, seat]`` of its mover (and with ``outputs`` k > 1
+    of the next k - 1 seats in turn order after it), or with ``td_steps`` n > 0 the search's
+    root values for those seats of the same game's position n moves later
+    (``root_value[position, seat]``) when the game was still on then.
 
     ``rows_per_move[t]``: the games that moved at move ``t``, so the positions of move t follow
     those of move t-1. Every game moves from move 0 until it ends, so a game's k-th position is
     its move k and "n moves later" is move t + n in the same game."""
     game = np.concatenate(rows_per_move)
-    target = final[game, seat].astype(np.float32)
+    seats = (seat[:, None] + np.arange(outputs)) % final.shape[1]  # the mover's first
+    target = final[game[:, None], seats].astype(np.float32)
     if td_steps == 0:
         return target
     num_games = final.shape[0]
@@ -244,7 +257,7 @@ def value_targets(
     inside = later_move < len(rows_per_move)
     later[inside] = position_at[later_move[inside], game[inside]]
     bootstrapped = later >= 0
-    target[bootstrapped] = root_value[later[bootstrapped], seat[bootstrapped]]
+    target[bootstrapped] = root_value[later[bootstrapped, None], seats[bootstrapped]]
     return target
 
 
@@ -273,11 +286,14 @@ def alphazero_loss(
     net: PolicyNet, batch: dict[str, torch.Tensor], value_weight: float
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """``L = -sum_a pi'(a) log p(a|s) + value_weight * (v(s) - z)^2`` (minibatch mean) and its
-    parts; the policy's entropy is reported too."""
-    logits, value = net(batch["obs"], batch["mask"])
+    parts (a per-seat value head: the squared errors averaged over its seats); the policy's
+    entropy is reported too."""
+    logits, values = net.forward_seats(batch["obs"], batch["mask"])
     log_p = torch.log_softmax(logits, dim=-1)
     policy_loss = -(batch["policy"] * log_p).sum(-1).mean()
-    value_loss = ((value - batch["value"]) ** 2).mean()
+    if batch["value"].shape != values.shape:  # broadcasting would mix rows silently
+        raise ValueError(f"value targets {tuple(batch['value'].shape)} != {tuple(values.shape)}")
+    value_loss = ((values - batch["value"]) ** 2).mean()
     with torch.no_grad():
         entropy = -(log_p.exp() * log_p).sum(-1).mean()
     loss = policy_loss + value_weight * value_loss
@@ -325,7 +341,10 @@ class AlphaZeroTrainer(IterationTrainer):
         self.games = make_games(cfg.game, cfg.game_options, cfg.num_games)
         net = PolicyNet(make_arch(cfg, self.games)).to(self.device)
         optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        replay = ReplayBuffer(cfg.replay_size, net.arch.observation_size, net.arch.num_actions)
+        arch = net.arch
+        replay = ReplayBuffer(
+            cfg.replay_size, arch.observation_size, arch.num_actions, arch.value_outputs
+        )
         self.state = AlphaZeroState(net, optimizer, np.random.default_rng(cfg.seed), replay)
         self.search = make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
         self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}

@@ -277,6 +277,13 @@ class AlphaZeroConfig(RunConfig):
     0..C-1 (C-1: that many or more) beside its scaled value, so where a pit's stones land is
     a lookup for the first layer; 0: the scaled counts alone"""
 
+    value_per_seat: bool = False
+    """False: the value head predicts the mover's result and the search gives every other seat
+    the negation of it shared out (two players: exactly the other's value); True: one value
+    output per seat (from the mover on), each learnt from that seat's own result, which the
+    search reads as it is (HiLo with 3 or 4 players, where one seat's loss is not shared
+    evenly by the others)"""
+
     # --- learning ---
     lr: float = 1e-3
     """Adam learning rate (at the start, when lr_final is set)"""
@@ -648,6 +655,11 @@ def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'td_steps' must be 0 for backgammon (its value net learns from the "
             "outcome)"
+        )
+    if cfg.value_per_seat:
+        raise ConfigError(
+            f"{source}: key 'value_per_seat' is for the policy-value network; backgammon's "
+            "TD value net has its own five outputs"
         )
     options = cfg.game_options
     unknown = sorted(map(str, set(options) - {"cube", "reward"}))

@@ -123,6 +123,7 @@ def make_arch(cfg: PPOConfig, games: BatchedGame) -> PolicyArch:
         observation_scale=games.observation_scale,
         residual_blocks=getattr(cfg, "residual_blocks", 0),  # AlphaZero's configs have them
         count_bins=getattr(cfg, "count_bins", 0),
+        value_outputs=games.num_players if getattr(cfg, "value_per_seat", False) else 1,
     )
 
 

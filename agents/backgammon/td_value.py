@@ -340,27 +340,98 @@ def play_values(W1, b1, W2, b2, boards, n, mover, values):
 
 @numba.njit(cache=True, nogil=True)
 def play_values_2ply(W1, b1, W2, b2, s, boards, n, mover, keep, values, ws, replies):
-    """:func:`play_values_2ply_net` of a net without a race network."""
+    """:func:`play_values_lookahead` at 2 plies of a net without a race network."""
     rW1, rb1, rW2, rb2 = no_race_net(W1)
-    play_values_2ply_net(
-        W1, b1, W2, b2, rW1, rb1, rW2, rb2, s, boards, n, mover, keep, values, ws, replies
-    )
+    play_values_lookahead(
+        W1, b1, W2, b2, rW1, rb1, rW2, rb2, s, boards, n, mover, 2, keep, 1, values,
+        ws, replies, ws, replies,
+    )  # fmt: skip
 
 
 @numba.njit(cache=True, nogil=True)
-def play_values_2ply_net(
-    W1, b1, W2, b2, rW1, rb1, rW2, rb2, s, boards, n, mover, keep, values, ws, replies
-):
-    """Two plies: the mover's equity of each afterstate ``boards[:n]`` averaged over the
-    opponent's 21 rolls, the opponent answering each with its 1-ply best play. Only the ``keep``
-    best plays by 1-ply equity are searched (the others keep their 1-ply value minus 1000, so
-    they rank below). ``s`` is a scratch state vector (a copy of the position's)."""
+def roll_plays(row, player, d1, d2, s, ws, boards):
+    """The afterstates of ``player``'s legal plays of the roll ``(d1, d2)`` from the board
+    ``row`` (``player`` about to roll there) into ``boards``; returns how many. ``s``: a
+    scratch state vector, ``ws`` a workspace."""
+    for j in range(k.BOARD_SIZE):
+        s[j] = row[j]
+    s[k.M_TURN] = player
+    s[k.M_PLAYER] = player
+    s[k.M_PHASE] = k.PH_ROLL
+    k.put_dice(s, d1, d2)
+    k.generate(s, ws, False)
+    k.play_boards(s, ws, boards)
+    return s[k.M_NPLAYS]
+
+
+@numba.njit(cache=True, nogil=True)
+def afterstate_value_2ply(W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, s, ws, replies, out):
+    """Two plies from one afterstate ``row`` of ``mover``: its equity for ``mover`` averaged
+    over the opponent's 21 rolls, the opponent answering each with its 1-ply best play (the
+    caller handles a won ``row``). ``s``: a scratch state vector, ``ws`` a workspace,
+    ``replies`` room for a roll's plays, ``out`` for their values."""
+    opp = 1 - mover
+    total = 0.0
+    for d1 in range(1, 7):
+        for d2 in range(d1, 7):
+            m = roll_plays(row, opp, d1, d2, s, ws, replies)
+            play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies, m, opp, out)
+            best = out[0]
+            for q in range(1, m):
+                if out[q] > best:
+                    best = out[q]
+            total -= best * (1.0 if d1 == d2 else 2.0)  # zero-sum: the mover's equity
+    return total / 36.0
+
+
+@numba.njit(cache=True, nogil=True)
+def afterstate_value_3ply(
+    W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, reply_keep, s, ws, replies, out,
+    s2, ws2, replies2, out2,
+):  # fmt: skip
+    """Three plies from one afterstate ``row`` of ``mover`` (not won): over the opponent's 21
+    rolls, the opponent's best play by its 2-ply value (:func:`afterstate_value_2ply`) among
+    its ``reply_keep`` best by 1-ply equity; the mover's equity averaged over the rolls.
+    ``s2, ws2, replies2, out2``: the 2-ply level's scratch (as ``s, ws, replies, out``)."""
+    opp = 1 - mover
+    total = 0.0
+    for d1 in range(1, 7):
+        for d2 in range(d1, 7):
+            m = roll_plays(row, opp, d1, d2, s, ws, replies)
+            play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies, m, opp, out)
+            best = -1.0e9
+            order = np.argsort(-out[:m], kind="mergesort")  # stable: the first of equal values
+            for r in range(min(reply_keep, m)):
+                q = order[r]
+                if replies[q, k.SIDE * opp + k.OFF] == k.CHECKERS:
+                    value = out[q]  # the opponent bears off its last checker: exact
+                else:
+                    value = afterstate_value_2ply(
+                        W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies[q], opp,
+                        s2, ws2, replies2, out2,
+                    )  # fmt: skip
+                if value > best:
+                    best = value
+            total -= best * (1.0 if d1 == d2 else 2.0)
+    return total / 36.0
+
+
+@numba.njit(cache=True, nogil=True)
+def play_values_lookahead(
+    W1, b1, W2, b2, rW1, rb1, rW2, rb2, s, boards, n, mover, ply, keep, reply_keep, values,
+    ws, replies, ws2, replies2,
+):  # fmt: skip
+    """The mover's equity of each afterstate ``boards[:n]`` looking ``ply`` (2 or 3) plies
+    ahead (:func:`afterstate_value_2ply`, :func:`afterstate_value_3ply` with ``reply_keep``).
+    Only the ``keep`` best plays by 1-ply equity are searched (the others keep their 1-ply
+    value minus 1000, so they rank below); a play that wins keeps its exact value. ``s``: a
+    scratch state vector (a copy of the position's); ``ws``, ``ws2`` two workspaces and
+    ``replies``, ``replies2`` room for a roll's plays each (the second pair for ply 3)."""
     play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, n, mover, values)
     if n <= 1:
         return
     order = np.argsort(-values[:n])
-    opp = 1 - mover
-    reply_values = np.zeros(k.MAX_PLAYS)
+    out, out2, s2 = np.zeros(k.MAX_PLAYS), np.zeros(k.MAX_PLAYS), s.copy()
     for r in range(n):
         p = order[r]
         if r >= keep:
@@ -369,25 +440,15 @@ def play_values_2ply_net(
         row = boards[p]
         if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
             continue  # a won game: its exact value
-        total = 0.0
-        for d1 in range(1, 7):
-            for d2 in range(d1, 7):
-                for j in range(k.BOARD_SIZE):
-                    s[j] = row[j]
-                s[k.M_TURN] = opp
-                s[k.M_PLAYER] = opp
-                s[k.M_PHASE] = k.PH_ROLL
-                k.put_dice(s, d1, d2)
-                k.generate(s, ws, False)
-                m = s[k.M_NPLAYS]
-                k.play_boards(s, ws, replies)
-                play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies, m, opp, reply_values)
-                best = reply_values[0]
-                for q in range(1, m):
-                    if reply_values[q] > best:
-                        best = reply_values[q]
-                total -= best * (1.0 if d1 == d2 else 2.0)  # zero-sum: the mover's equity
-        values[p] = total / 36.0
+        if ply == 2:
+            values[p] = afterstate_value_2ply(
+                W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, s, ws, replies, out
+            )
+        else:
+            values[p] = afterstate_value_3ply(
+                W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, reply_keep, s, ws, replies,
+                out, s2, ws2, replies2, out2,
+            )  # fmt: skip
 
 
 def net_arrays(params: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -439,24 +500,34 @@ class TDValueAgent(BackgammonPlayAgent):
     """Plays the legal play with the highest afterstate equity (first of equal values).
     ``ply=1``: the net's value of each afterstate; ``ply=2``: averaged over the opponent's 21
     rolls and its 1-ply best reply, for the ``keep`` best plays by 1-ply value (about 20x
-    slower). Cube (if on): Janowski's formulas on :meth:`position_probabilities` by default
-    (:class:`.baselines.BackgammonPlayAgent`, ``set_cube``)."""
+    slower); ``ply=3``: over the opponent's 21 rolls, its best reply by 2-ply value among its
+    ``reply_keep`` best by 1-ply value (move filtering at both levels; ``keep=4,reply_keep=2``
+    costs about 170x a 1-ply move). Cube (if on): Janowski's formulas on
+    :meth:`position_probabilities` by default (:class:`.baselines.BackgammonPlayAgent`,
+    ``set_cube``)."""
 
     name = "td"
 
     def __init__(
-        self, params: dict[str, np.ndarray], seed: int | None = None, ply: int = 1, keep: int = 8
+        self,
+        params: dict[str, np.ndarray],
+        seed: int | None = None,
+        ply: int = 1,
+        keep: int = 8,
+        reply_keep: int = 2,
     ) -> None:
         super().__init__(seed)
-        if ply not in (1, 2):
-            raise ValueError(f"ply must be 1 or 2, got {ply!r}")
-        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
-            raise ValueError(f"keep must be a positive integer, got {keep!r}")
+        if ply not in (1, 2, 3):
+            raise ValueError(f"ply must be 1, 2 or 3, got {ply!r}")
+        for name, n in (("keep", keep), ("reply_keep", reply_keep)):
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise ValueError(f"{name} must be a positive integer, got {n!r}")
         names = PARAM_NAMES + (RACE_PARAM_NAMES if "rb1" in params else ())
         self.params = {n: np.ascontiguousarray(params[n], dtype=np.float64) for n in names}
         self.ply = ply
         self.keep = keep
-        self._ws: np.ndarray | None = None
+        self.reply_keep = reply_keep
+        self._scratch: tuple[np.ndarray, ...] | None = None
 
     def choose_play(self, state: Any) -> int:
         if state.num_plays() <= 1:
@@ -465,17 +536,21 @@ class TDValueAgent(BackgammonPlayAgent):
 
     def play_values(self, state: Any) -> np.ndarray:
         """The mover's equity of every legal play of ``state``, as :meth:`choose_play` ranks
-        them (``ply=2``: plays outside the ``keep`` best have their 1-ply value minus 1000)."""
+        them (``ply`` > 1: plays outside the ``keep`` best have their 1-ply value minus 1000)."""
         boards = np.ascontiguousarray(state.play_boards(), dtype=np.int32)
         if self.ply == 1:
             return evaluate_boards(self.params, boards, state.turn)
-        if self._ws is None:
-            self._ws = k.new_workspace()
+        if self._scratch is None:  # two levels of workspace and reply boards, made once
+            plays = (k.MAX_PLAYS, k.BOARD_SIZE)
+            self._scratch = (
+                *(k.new_workspace(), np.zeros(plays, dtype=np.int32)),
+                *(k.new_workspace(), np.zeros(plays, dtype=np.int32)),
+            )
+        ws, replies, ws2, replies2 = self._scratch
         values = np.zeros(len(boards))
-        replies = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=np.int32)
-        play_values_2ply_net(
-            *net_arrays(self.params), state.s.copy(), boards, len(boards),
-            state.turn, self.keep, values, self._ws, replies,
+        play_values_lookahead(
+            *net_arrays(self.params), state.s.copy(), boards, len(boards), state.turn,
+            self.ply, self.keep, self.reply_keep, values, ws, replies, ws2, replies2,
         )  # fmt: skip
         return values
 
@@ -514,7 +589,7 @@ def params_from_tensors(arch: TDArch, tensors: dict[str, Any], where: str) -> di
 
 def agent_from_checkpoint(ckpt: Any, seed: int | None = None, **params: Any) -> TDValueAgent:
     """A :class:`TDValueAgent` from a loaded checkpoint (:class:`agents.checkpoint.Checkpoint`);
-    ``params``: ``ply``, ``keep``."""
+    ``params``: ``ply``, ``keep``, ``reply_keep``."""
     from spieltisch.agents.neural.checkpoint import CheckpointError
 
     where = ckpt._where()

@@ -107,8 +107,8 @@ def make_prefixed_agent(
     # search (agents/hilo/search.py); sims: Gumbel search (dets: its HiLo determinizations);
     # algo: which shipped agent (pretrained:)
     known = {
-        *("search", "leaves", "ply", "keep", "cube", "cube_life", "weight", "sims", "dets"),
-        "algo",
+        *("search", "leaves", "ply", "keep", "reply_keep", "cube", "cube_life", "weight"),
+        *("sims", "dets", "algo"),
     }
     unknown = set(params) - known
     if unknown:
@@ -136,13 +136,14 @@ def make_prefixed_agent(
     from spieltisch.agents.backgammon import td_value
 
     if td_value.is_td_checkpoint(ckpt.meta):  # a TD value net: best afterstate, 1-ply
-        unknown = set(params) - {"ply", "keep", "cube", "cube_life", "sims"}
+        unknown = set(params) - {"ply", "keep", "reply_keep", "cube", "cube_life", "sims"}
         if unknown:
             raise ValueError(
-                f"{prefix}:{value}: a TD value net takes 'ply' and 'keep' (search), 'sims' "
-                "(Gumbel search with chance nodes), 'cube' and 'cube_life' (cube decisions)"
+                f"{prefix}:{value}: a TD value net takes 'ply', 'keep' and 'reply_keep' "
+                "(lookahead), 'sims' (Gumbel search with chance nodes), 'cube' and 'cube_life' "
+                "(cube decisions)"
             )
-        search = {key: v for key, v in params.items() if key in ("ply", "keep")}
+        search = {key: v for key, v in params.items() if key in ("ply", "keep", "reply_keep")}
         cube = {key: v for key, v in params.items() if key in ("cube", "cube_life")}
         sims = 0
         if "sims" in params:  # sims=N: agents/backgammon/chance_search.py; sims=0: 1-ply
@@ -151,8 +152,8 @@ def make_prefixed_agent(
             sims = chance_search.check_sims(params["sims"])
             if search:
                 raise ValueError(
-                    f"{prefix}:{value}: 'sims' (Gumbel search) and {sorted(search)} (the 2-ply "
-                    "search) are two different searches: give one of them"
+                    f"{prefix}:{value}: 'sims' (Gumbel search) and {sorted(search)} (the "
+                    "lookahead) are two different searches: give one of them"
                 )
         try:
             agent = td_value.agent_from_checkpoint(ckpt, seed=seed, **search)
@@ -164,10 +165,10 @@ def make_prefixed_agent(
         agent.set_cube(**cube)
         agent.name = f"{prefix}:{value}" + "".join(f":{k}={v}" for k, v in params.items())
         return agent
-    if {"ply", "keep", "cube", "cube_life"} & set(params):
+    if {"ply", "keep", "reply_keep", "cube", "cube_life"} & set(params):
         raise ValueError(
-            f"{prefix}:{value}: 'ply' and 'keep' (search), 'cube' and 'cube_life' (cube "
-            "decisions) are for TD value nets (backgammon)"
+            f"{prefix}:{value}: 'ply', 'keep' and 'reply_keep' (lookahead), 'cube' and "
+            "'cube_life' (cube decisions) are for TD value nets (backgammon)"
         )
     if "leaves" in params and "search" not in params:
         raise ValueError(f"{prefix}:{value}: 'leaves' needs 'search' (e.g. search=6,leaves=1000)")

@@ -608,16 +608,27 @@ class GumbelSearch:
 
 def policy_evaluator(net: Any, num_players: int, device: str = "cpu") -> Evaluator:
     """An :data:`Evaluator` of a :class:`~spieltisch.agents.neural.policy.PolicyNet` (on
-    ``device``): its logits, and its value for the mover spread as a vector (two players:
-    ``[v, -v]``; more players: the mover's value, the others sharing its negation)."""
+    ``device``): its logits, and its values from the mover on: a per-seat value head's own
+    (``arch.value_outputs == num_players``), else the mover's value spread as a vector (two
+    players: ``[v, -v]``; more players: the mover's value, the others sharing its negation)."""
     import torch
+
+    outputs = net.arch.value_outputs
+    if outputs not in (1, num_players):
+        raise ValueError(
+            f"the network has {outputs} value outputs; a {num_players}-player game needs 1 "
+            f"(the mover's) or {num_players} (one per seat)"
+        )
 
     def evaluate(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with torch.no_grad():
-            logits, value = net(
+            logits, seats = net.forward_seats(
                 torch.as_tensor(obs, device=device), torch.as_tensor(mask, device=device)
             )
-        logits, v = logits.cpu(), value.cpu().numpy().astype(np.float64)
+        logits, seats = logits.cpu(), seats.cpu().numpy().astype(np.float64)
+        if outputs == num_players:
+            return logits.numpy().astype(np.float64), seats
+        v = seats[:, 0]
         values = np.empty((len(v), num_players))
         values[:, 0] = v
         values[:, 1:] = -v[:, None] / (num_players - 1)

@@ -35,6 +35,10 @@ class PolicyArch:
     #: C > 0: each observation entry (a count of stones) also enters one-hot over 0..C-1 (C-1:
     #: that many or more), beside its scaled value; 0: the scaled values alone
     count_bins: int = 0
+    #: 1: the value head predicts the mover's reward; n > 1 (a game's number of players): one
+    #: reward per seat, from the mover on in turn order (output 0 is the mover's, so every
+    #: reader of the mover's value alone reads output 0)
+    value_outputs: int = 1
 
     @property
     def input_size(self) -> int:
@@ -51,7 +55,7 @@ class PolicyArch:
         """The record of :meth:`to_json`; raises ValueError naming a missing, unknown or bad
         field (sizes must be positive integers, the scale a positive finite number)."""
         known = {"observation_size", "num_actions", "hidden", "observation_scale"}
-        optional = {"residual_blocks", "count_bins"}  # absent in older checkpoints
+        optional = {"residual_blocks", "count_bins", "value_outputs"}  # absent in older ones
         unknown = set(d) - known - optional
         if unknown:
             raise ValueError(f"unknown architecture fields {sorted(unknown)}")
@@ -73,13 +77,22 @@ class PolicyArch:
         if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < np.inf:
             raise ValueError(f"observation_scale must be a positive finite number, got {scale!r}")
         blocks, bins = d.get("residual_blocks", 0), d.get("count_bins", 0)
+        outputs = d.get("value_outputs", 1)
         for name, n in (("residual_blocks", blocks), ("count_bins", bins)):
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise ValueError(f"{name} must be a whole number >= 0, got {n!r}")
+        if isinstance(outputs, bool) or not isinstance(outputs, int) or not 1 <= outputs <= 4:
+            raise ValueError(f"value_outputs must be an integer from 1 to 4, got {outputs!r}")
         if bins > 1000:
             raise ValueError(f"count_bins must be at most 1000, got {bins}")
         return cls(
-            d["observation_size"], d["num_actions"], tuple(hidden), float(scale), blocks, bins
+            d["observation_size"],
+            d["num_actions"],
+            tuple(hidden),
+            float(scale),
+            blocks,
+            bins,
+            outputs,
         )
 
 
@@ -101,7 +114,8 @@ class ResidualBlock(nn.Module):
 
 class PolicyNet(nn.Module):
     """An MLP trunk (optionally followed by residual blocks) with a policy head (logits) and a
-    value head (tanh, rewards are in [-1, 1])."""
+    value head (tanh, rewards are in [-1, 1]; ``arch.value_outputs`` of them, the mover's
+    first)."""
 
     def __init__(self, arch: PolicyArch) -> None:
         super().__init__()
@@ -118,7 +132,7 @@ class PolicyNet(nn.Module):
         layers += [ResidualBlock(width) for _ in range(arch.residual_blocks)]
         self.trunk = nn.Sequential(*layers)
         self.policy_head = nn.Linear(width, arch.num_actions)
-        self.value_head = nn.Linear(width, 1)
+        self.value_head = nn.Linear(width, arch.value_outputs)
         # Small initial policy weights: a near-uniform start (as in CleanRL's PPO).
         nn.init.orthogonal_(self.policy_head.weight, gain=0.01)
         nn.init.zeros_(self.policy_head.bias)
@@ -134,16 +148,23 @@ class PolicyNet(nn.Module):
         return torch.cat([scaled, onehot], dim=1)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(masked logits, value)`` for a batch of observations and action masks."""
+        """``(masked logits, value)`` for a batch of observations and action masks: the
+        mover's value, ``[N]`` (:meth:`forward_seats` gives every seat's)."""
+        logits, values = self.forward_seats(obs, mask)
+        return logits, values[:, 0]
+
+    def forward_seats(
+        self, obs: torch.Tensor, mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(masked logits, values)``, values ``[N, value_outputs]`` from the mover on."""
         x = self.trunk(self.inputs(obs))
         logits = masked_logits(self.policy_head(x), mask)
-        value = torch.tanh(self.value_head(x)).squeeze(-1)
-        return logits, value
+        return logits, torch.tanh(self.value_head(x))
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        """The value head alone (what a search needs at its leaves; skips the policy head)."""
+        """The mover's value alone (what a search needs at its leaves; skips the policy head)."""
         x = self.trunk(self.inputs(obs))
-        return torch.tanh(self.value_head(x)).squeeze(-1)
+        return torch.tanh(self.value_head(x)[:, 0])
 
 
 def sample_masked(logits: np.ndarray, rng: np.random.Generator, greedy: bool = False) -> np.ndarray:

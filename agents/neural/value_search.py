@@ -140,7 +140,10 @@ def value_layers(net: PolicyNet) -> list[tuple[np.ndarray, np.ndarray]]:
             "residual blocks: play it with sims=N (Gumbel search)"
         )
     linears = [m for m in net.trunk if isinstance(m, torch.nn.Linear)] + [net.value_head]
-    return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
+    layers = [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
+    head_weight, head_bias = layers[-1]
+    layers[-1] = (head_weight[:1], head_bias[:1])  # the mover's value (a per-seat head's first)
+    return layers
 
 
 def alphabeta_searcher(
