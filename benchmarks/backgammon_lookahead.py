@@ -2,11 +2,13 @@
 
 Usage::
 
-    python benchmarks/backgammon_lookahead.py [--agent pretrained:backgammon] [--plies 1 2]
+    python benchmarks/backgammon_lookahead.py [--agent pretrained:backgammon] [--plies 1 2 3]
         [--pubeval-games 5000 1000] [--gnubg-games 2000 1000] [--seed 300000] [--workers 2]
+        [--three-ply keep=4,reply_keep=2]
 
 For each ``ply`` N of the agent (``AGENT:ply=N``; ply 2 searches the ``keep`` best plays one
-roll deeper, see ``agents/backgammon/td_value.py``) arena matches, seats swapped with paired
+roll deeper, ply 3 two rolls deeper with move filtering at both levels, ``--three-ply``'s
+parameters; see ``agents/backgammon/td_value.py``) arena matches, seats swapped with paired
 dice: against ``pubeval``, against ``gnubg`` (0-ply) and, for N > 1, against
 ``gnubg:plies=N-1`` (GNU Backgammon's N-1 ply is the same lookahead: its 0-ply is our 1-ply). Writes ``benchmarks/results/backgammon_lookahead.json`` and
 ``.md`` (points per game and wins with 95% intervals, seconds); the README's table is generated
@@ -23,11 +25,12 @@ from _common import add_run_options, result_path, shrink_if_quick, write_json, w
 from spieltisch.agents.arena import evaluate, machine_info
 
 
-def with_ply(agent: str, ply: int) -> str:
-    """``agent`` with the parameter ``ply=N``: after a comma where a ``pretrained:`` name has
-    parameters already (``pretrained:backgammon:algo=td_features,ply=2``), else after a colon."""
+def with_ply(agent: str, ply: int, extra: str = "") -> str:
+    """``agent`` with the parameter ``ply=N`` (and ``extra`` parameters after it): after a
+    comma where a ``pretrained:`` name has parameters already
+    (``pretrained:backgammon:algo=td_features,ply=2``), else after a colon."""
     has_params = agent.startswith("pretrained:") and agent.count(":") >= 2
-    return f"{agent}{',' if has_params else ':'}ply={ply}"
+    return f"{agent}{',' if has_params else ':'}ply={ply}" + (f",{extra}" if extra else "")
 
 
 def match(agent: str, opponent: str, games: int, seed: int, workers: int) -> dict:
@@ -62,6 +65,8 @@ def main() -> None:
                     help="games against gnubg 0-ply for each ply")  # fmt: skip
     ap.add_argument("--equal-games", type=int, nargs="+", default=[200],
                     help="games against gnubg:plies=N-1 for each ply N > 1")  # fmt: skip
+    ap.add_argument("--three-ply", default="keep=4,reply_keep=2",
+                    help="the ply=3 agent's move filters (agents/backgammon/td_value.py)")  # fmt: skip
     ap.add_argument("--seed", type=int, default=300_000, help="first arena seed")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--append", action="store_true",
@@ -69,11 +74,11 @@ def main() -> None:
     add_run_options(ap)
     args = ap.parse_args()
     shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], equal_games=[2], workers=1)
-    if any(n not in (1, 2) for n in args.plies):
-        ap.error("--plies: the agent looks 1 or 2 plies ahead")
+    if any(n not in (1, 2, 3) for n in args.plies):
+        ap.error("--plies: the agent looks 1, 2 or 3 plies ahead")
     rows = []
     for i, ply in enumerate(args.plies):
-        agent = with_ply(args.agent, ply)
+        agent = with_ply(args.agent, ply, args.three_ply if ply == 3 else "")
         opponents = [("pubeval", args.pubeval_games, i), ("gnubg", args.gnubg_games, i)]
         if ply > 1:  # GNU Backgammon looking as far ahead
             opponents.append((f"gnubg:plies={ply - 1}", args.equal_games, i - 1))
@@ -94,6 +99,7 @@ def main() -> None:
         f"{' '.join(map(str, args.pubeval_games))} --gnubg-games "
         f"{' '.join(map(str, args.gnubg_games))} --equal-games "
         f"{' '.join(map(str, args.equal_games))} --seed {args.seed} --workers {args.workers}"
+        + (f" --three-ply {args.three_ply}" if 3 in args.plies else "")
         + (" --append" if args.append else "")
     )
     machine = machine_info()

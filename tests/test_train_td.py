@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -327,9 +328,11 @@ def test_two_ply_agent_plays_legal_games_and_parameters_are_checked() -> None:
     assert isinstance(agent, tv.TDValueAgent) and (agent.ply, agent.keep) == (2, 4)
     report = evaluate("backgammon", ["pretrained:backgammon:ply=2,keep=3", "random"], seeds=1)
     assert report.pairs[0].games == 2
-    with pytest.raises(ValueError, match="ply"):
-        make_agent("pretrained:backgammon:ply=3", "backgammon")
-    with pytest.raises(ValueError, match="'ply' and 'keep'"):
+    with pytest.raises(ValueError, match="ply must be 1, 2 or 3"):
+        make_agent("pretrained:backgammon:ply=4", "backgammon")
+    with pytest.raises(ValueError, match="reply_keep must be a positive integer"):
+        make_agent("pretrained:backgammon:ply=3,reply_keep=0", "backgammon")
+    with pytest.raises(ValueError, match="'ply', 'keep' and 'reply_keep'"):
         make_agent("pretrained:backgammon:search=2", "backgammon")
 
 
@@ -358,6 +361,49 @@ def test_two_ply_values_average_the_replies() -> None:
             after.apply_play(best)
             after.set_dice(d1, d2)
             total -= tv.evaluate_boards(p, after.play_boards(), after.turn).max()
+    assert values[best] == pytest.approx(total / 36, abs=1e-12)
+
+
+def two_ply_reference(p: dict, after: Any) -> float:
+    """The 2-ply value of afterstate ``after`` (the opponent about to roll) for the player who
+    made it, by the state API: minus the opponent's best 1-ply reply, averaged over 36 rolls."""
+    total = 0.0
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):
+            rolled = after.clone()
+            rolled.set_dice(d1, d2)
+            total -= tv.evaluate_boards(p, rolled.play_boards(), rolled.turn).max()
+    return total / 36
+
+
+def test_three_ply_values_take_the_opponents_best_two_ply_reply_of_its_filtered_plays() -> None:
+    """keep=1: only the best 1-ply play is searched; for each of the opponent's 36 rolls its
+    reply_keep=2 best replies by 1-ply value are valued by 2 plies (recomputed here with the
+    state API) and the best of them counts against the mover."""
+    p = tv.init_params(tv.TDArch(8), np.random.default_rng(7), 0.3)
+    state = BackgammonGame().new_initial_state()
+    state.set_dice(6, 4)
+    agent = tv.TDValueAgent(p, ply=3, keep=1, reply_keep=2)
+    values = agent.play_values(state)
+    one_ply = tv.evaluate_boards(p, state.play_boards(), state.turn)
+    best = int(np.argmax(one_ply))
+    assert int(np.argmax(values)) == best
+    others = np.delete(np.arange(len(values)), best)
+    np.testing.assert_array_equal(values[others], one_ply[others] - 1000.0)
+    total = 0.0
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):
+            rolled = state.clone()
+            rolled.apply_play(best)
+            rolled.set_dice(d1, d2)
+            replies = tv.evaluate_boards(p, rolled.play_boards(), rolled.turn)
+            candidates = np.argsort(-replies, kind="stable")[:2]
+            reply_values = []
+            for q in candidates:
+                after = rolled.clone()
+                after.apply_play(int(q))
+                reply_values.append(two_ply_reference(p, after))
+            total -= max(reply_values)
     assert values[best] == pytest.approx(total / 36, abs=1e-12)
 
 
