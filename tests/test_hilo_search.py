@@ -115,3 +115,22 @@ def test_action_depends_only_on_the_information_set_and_seed() -> None:
             for info in infos
         ]
         assert actions[0] == actions[1]
+
+
+def test_a_per_seat_value_head_gives_each_seat_its_own_value() -> None:
+    """With one value output per seat (AlphaZero's ``value_per_seat``) a leaf is worth the
+    output of the agent's seat, counted from the player to move there."""
+    game = HiLoGame(num_players=4)
+    torch.manual_seed(2)
+    net = PolicyNet(PolicyArch(game.observation_size, game.num_actions, (32,), value_outputs=4))
+    agent = HiLoSearchAgent(net, {"num_players": 4}, samples=2, seed=0)
+    states = [random_state(game, seed, moves=6 + seed) for seed in range(6)]
+    states = [s for s in states if not s.is_terminal()]
+    obs = torch.from_numpy(np.stack([s.observation(s.current_player) for s in states]))
+    with torch.no_grad():
+        outputs = net.seat_values(obs).numpy()
+    for seat in range(4):
+        got = agent.leaf_values(states, seat)
+        own = [(seat - s.current_player) % 4 for s in states]
+        np.testing.assert_allclose(got, outputs[np.arange(len(states)), own], rtol=1e-6)
+    assert len({s.current_player for s in states}) > 1  # several movers seen

@@ -23,8 +23,10 @@ network's value head:
    face-down card, nobody else's drawn card, no pile order). The head predicts the mover's final
    reward; the coins reward is zero-sum, so with 2 players the agent's value is minus the
    mover's, and with ``n`` players the agent takes ``-value / (n - 1)`` (the mover's loss shared
-   equally by the others: a rough guess). A finished game is scored exactly (its coins reward,
-   clipped to the head's range [-1, 1] for the ``value`` term).
+   equally by the others: a rough guess). A network with one value output per seat (AlphaZero's
+   ``value_per_seat``) gives the agent's own seat's value instead. A finished game is scored
+   exactly (its coins reward, clipped to the head's range [-1, 1] for the ``value`` term; a
+   per-seat head, learnt from results: the seat's result).
 4. Follow-up decisions are taken by the same score, but *without clairvoyance*: follow-up
    positions that the agent cannot tell apart (the same actions so far and the same
    observation of the seat, across samples) share one choice, the one with the best mean score
@@ -86,7 +88,7 @@ class HiLoSearchAgent(Agent):
     # --- leaves -------------------------------------------------------------------------------
     def _exact(self, state: Any, seat: int) -> float:
         """The finished game's result for ``seat`` in the network's reward."""
-        if self.reward == "win":
+        if self.reward == "win" or self.net.arch.value_outputs > 1:
             return float(state.returns()[seat])
         return _coins_reward(state, seat)
 
@@ -101,12 +103,19 @@ class HiLoSearchAgent(Agent):
             else:
                 rows.append(k)
                 obs.append(s.observation(s.current_player))
-        if rows:
-            with torch.no_grad():
-                v = self.net.value(torch.from_numpy(np.stack(obs))).numpy().astype(np.float64)
-            movers = np.array([states[k].current_player for k in rows])
-            share = -1.0 / (self.num_players - 1)
-            out[rows] = np.where(movers == seat, v, share * v)
+        if not rows:
+            return out
+        movers = np.array([states[k].current_player for k in rows])
+        x = torch.from_numpy(np.stack(obs))
+        with torch.no_grad():
+            if self.net.arch.value_outputs > 1:  # one per seat, from the mover on
+                own = (seat - movers) % self.num_players
+                values = self.net.seat_values(x).numpy().astype(np.float64)
+                out[rows] = values[np.arange(len(rows)), own]
+                return out
+            v = self.net.value(x).numpy().astype(np.float64)
+        share = -1.0 / (self.num_players - 1)
+        out[rows] = np.where(movers == seat, v, share * v)
         return out
 
     def leaf_scores(self, states: list[Any], seat: int) -> np.ndarray:

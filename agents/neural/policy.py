@@ -163,8 +163,11 @@ class PolicyNet(nn.Module):
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         """The mover's value alone (what a search needs at its leaves; skips the policy head)."""
-        x = self.trunk(self.inputs(obs))
-        return torch.tanh(self.value_head(x)[:, 0])
+        return self.seat_values(obs)[:, 0]
+
+    def seat_values(self, obs: torch.Tensor) -> torch.Tensor:
+        """The value head alone, ``[N, value_outputs]`` from the mover on."""
+        return torch.tanh(self.value_head(self.trunk(self.inputs(obs))))
 
 
 def sample_masked(logits: np.ndarray, rng: np.random.Generator, greedy: bool = False) -> np.ndarray:
