@@ -92,6 +92,12 @@ def arena_rows(report: dict[str, Any], label: str) -> dict[str, dict[str, Any]]:
     return rows
 
 
+def own_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's metadata without what saving it writes anew (format, weights hash)."""
+    written = ("format", "format_version", "weights_sha256")
+    return {k: v for k, v in meta.items() if k not in written}
+
+
 def move_aside(pretrained: Path, name: str, game: str) -> None:
     """Rename the shipped ``name`` of another algorithm to ``name_<algo>``, relabelling its
     rows ``pretrained:<game>`` -> ``pretrained:<game>:algo=<algo>``."""
@@ -104,9 +110,7 @@ def move_aside(pretrained: Path, name: str, game: str) -> None:
     if algo in (None, "alphazero"):
         return
     old = load_checkpoint(pretrained / name, game, root=pretrained)
-    meta = {
-        k: v for k, v in old.meta.items() if k not in ("format", "format_version", "weights_sha256")
-    }
+    meta = own_meta(old.meta)
     for row in (meta.get("evaluation") or {}).values():
         if (
             isinstance(row, dict)
@@ -186,11 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             name = f"{name}_alphazero"
         else:
             move_aside(args.pretrained_dir, name, game)
-        meta = {
-            k: v
-            for k, v in ckpt.meta.items()
-            if k not in ("format", "format_version", "weights_sha256")
-        }
+        meta = own_meta(ckpt.meta)
         meta["evaluation"] = evaluation
         meta["accuracy"] = result["accuracy"]
         meta["reproduce"] = {

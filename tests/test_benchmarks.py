@@ -119,6 +119,7 @@ def test_every_release_script_is_run_here():
         "record_eval.py",
         "derive_pubeval_weights.py",
         "ship_alphazero.py",
+        "promote_alphazero.py",
     }
     assert {p.name for p in RELEASE.glob("*.py")} == tested
 
@@ -288,3 +289,64 @@ def test_release_ship_alphazero_from_arena_reports_beside_the_shipped_agent(
     assert row["agent"] == "pretrained:kalaha:algo=alphazero,sims=2"
     assert row["games"] == 2 and "--seeds 1" in row["command"]
     assert not (pretrained / "kalaha.json").exists()  # nothing else shipped or moved
+
+
+def test_release_promote_alphazero_swaps_the_default_and_renames_every_row(
+    tmp_path, recorded_files_unchanged
+):
+    """The agent shipped beside (``kalaha_alphazero``) becomes ``kalaha`` with its weights; the
+    PPO default moves to ``kalaha_ppo``; every recorded row and the arena report's pairs name
+    the agents as they are reached after the move."""
+    import torch
+    from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+    from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
+
+    pretrained = tmp_path / "pretrained"
+    pretrained.mkdir()
+    torch.manual_seed(0)
+    nets = {}
+    for name, algo, row_agent in (
+        ("kalaha", "ppo", "pretrained:kalaha:search=2"),
+        ("kalaha_alphazero", "alphazero", "pretrained:kalaha:algo=alphazero,sims=2"),
+    ):
+        net = PolicyNet(PolicyArch(14, 6, (8,)))
+        nets[algo] = {f"model.{k}": v for k, v in net.state_dict().items()}
+        command = f"spieltisch eval kalaha --agents {row_agent} random --seeds 1"
+        row = {"agent": row_agent, "opponent": "random", "games": 2, "wins": 2, "losses": 0,
+               "command": command}  # fmt: skip
+        meta = {"game": "kalaha", "game_options": {}, "arch": net.arch.to_json(),
+                "algorithm": algo, "evaluation": {"row": row}}  # fmt: skip
+        save_checkpoint(pretrained / name, meta, nets[algo])
+    report = tmp_path / "h2h.json"
+    pair = {"agent": "pretrained:kalaha:algo=alphazero,sims=2",
+            "opponent": "pretrained:kalaha:search=2", "games": 2, "wins": 1, "draws": 0,
+            "losses": 1, "win_rate": 0.5}  # fmt: skip
+    report.write_text(json.dumps({"game": "kalaha", "options": {}, "seeds": 1, "seed": 7,
+                                  "machine": {"cpu_count": 2, "load_average": [1, 1, 1]},
+                                  "pairs": [pair]}))  # fmt: skip
+    _run(
+        RELEASE / "promote_alphazero.py", "kalaha", "--arena", report,
+        "--search-value-weight", "2", "--pretrained-dir", pretrained,
+    )  # fmt: skip
+    assert sorted(p.stem for p in pretrained.glob("*.safetensors")) == ["kalaha", "kalaha_ppo"]
+    new = load_checkpoint(pretrained / "kalaha", "kalaha", root=pretrained)
+    old = load_checkpoint(pretrained / "kalaha_ppo", "kalaha", root=pretrained)
+    assert all(torch.equal(new.tensors[k], v) for k, v in nets["alphazero"].items())
+    assert all(torch.equal(old.tensors[k], v) for k, v in nets["ppo"].items())
+    assert new.meta["algorithm"] == "alphazero" and new.meta["search_value_weight"] == 2.0
+    assert new.meta["evaluation"]["row"]["agent"] == "pretrained:kalaha:sims=2"
+    assert "--agents pretrained:kalaha:sims=2 random" in new.meta["evaluation"]["row"]["command"]
+    h2h = new.meta["evaluation"]["sims2_vs_pretrained_kalaha_algoppo_search2"]
+    assert (h2h["agent"], h2h["opponent"]) == (
+        "pretrained:kalaha:sims=2",
+        "pretrained:kalaha:algo=ppo,search=2",
+    )
+    assert "--seeds 1 --seed 7" in h2h["command"]
+    assert old.meta["evaluation"]["row"]["agent"] == "pretrained:kalaha:algo=ppo,search=2"
+    # a second promotion is refused: the default is an AlphaZero agent already
+    fail = subprocess.run(
+        [sys.executable, str(RELEASE / "promote_alphazero.py"), "kalaha",
+         "--pretrained-dir", str(pretrained)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert fail.returncode == 2 and "no AlphaZero agent shipped beside kalaha" in fail.stderr

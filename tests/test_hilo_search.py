@@ -134,3 +134,18 @@ def test_a_per_seat_value_head_gives_each_seat_its_own_value() -> None:
         own = [(seat - s.current_player) % 4 for s in states]
         np.testing.assert_allclose(got, outputs[np.arange(len(states)), own], rtol=1e-6)
     assert len({s.current_player for s in states}) > 1  # several movers seen
+
+
+def test_the_value_weight_defaults_to_the_one_the_checkpoint_recommends(tmp_path) -> None:
+    from spieltisch.agents.neural.checkpoint import save_checkpoint
+
+    game = HiLoGame()
+    net = untrained_net(game)
+    tensors = {f"model.{k}": v for k, v in net.state_dict().items()}
+    base = {"game": "hilo", "game_options": {"num_players": 2}, "arch": net.arch.to_json()}
+    save_checkpoint(tmp_path / "plain", base, tensors)
+    save_checkpoint(tmp_path / "tuned", {**base, "search_value_weight": 2.0}, tensors)
+    plain = make_agent(f"checkpoint:{tmp_path / 'plain'}:search=2", "hilo")
+    tuned = make_agent(f"checkpoint:{tmp_path / 'tuned'}:search=2", "hilo")
+    given = make_agent(f"checkpoint:{tmp_path / 'tuned'}:search=2,weight=0", "hilo")
+    assert (plain.value_weight, tuned.value_weight, given.value_weight) == (0.5, 2.0, 0.0)

@@ -207,16 +207,15 @@ class HiLoSearchAgent(Agent):
 
 
 def hilo_search_agent(ckpt: Any, params: dict[str, Any], seed: int | None) -> HiLoSearchAgent:
-    """The agent ``pretrained:hilo:search=S[,weight=W]`` of a loaded checkpoint."""
+    """The agent ``pretrained:hilo:search=S[,weight=W]`` of a loaded checkpoint; without
+    ``weight``, the one its metadata recommends (``search_value_weight``, chosen for that
+    network's value head), else :data:`DEFAULT_VALUE_WEIGHT`."""
     unknown = set(params) - {"search", "weight"}
     if unknown:
         raise ValueError(f"HiLo search takes 'search' and 'weight'; got {sorted(unknown)}")
+    weight = params.get("weight", ckpt.meta.get("search_value_weight", DEFAULT_VALUE_WEIGHT))
     return HiLoSearchAgent(
-        ckpt.policy(),
-        ckpt.game_options,
-        params["search"],
-        value_weight=float(params.get("weight", DEFAULT_VALUE_WEIGHT)),
-        seed=seed,
+        ckpt.policy(), ckpt.game_options, params["search"], value_weight=float(weight), seed=seed
     )
 
 

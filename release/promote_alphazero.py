@@ -1,0 +1,132 @@
+"""Promote the AlphaZero agent shipped beside the default (``pretrained:<game>:algo=alphazero``)
+to ``pretrained:<game>`` once it beats the default head to head.
+
+    python release/promote_alphazero.py hilo --arena A.json [--arena B.json ...] \\
+        [--search-value-weight 2] [--option num_players=2]
+
+The shipped default of another algorithm moves to ``<name>_<algo>`` (reachable as
+``pretrained:<game>:algo=<algo>``, its rows relabelled; :func:`ship_alphazero.move_aside`) and
+``<name>_alphazero`` becomes ``<name>`` with its weights unchanged. Its evaluation rows, and the
+pairs of the arena reports (``spieltisch eval ... --json FILE``) in which it played as
+``pretrained:<game>:algo=alphazero[,PARAMS]``, are renamed to what reaches the same agents after
+the move: ``pretrained:<game>[:PARAMS]`` for it, ``pretrained:<game>:algo=<algo>[,PARAMS]`` for
+the agent moved aside. ``--search-value-weight W`` records the HiLo sampler search's leaf
+weight chosen for this network (``search_value_weight``; ``agents/hilo/search.py``), so that
+``pretrained:hilo:search=N`` uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ship_alphazero import ROOT, move_aside, own_meta
+
+
+def renamer(game: str, old_algo: str | None):
+    """A function renaming agent names (and commands naming them) to the names after the move."""
+    prefix = f"pretrained:{game}"
+
+    def one(name: str) -> str:
+        if not name.startswith(prefix) or name.startswith(f"{prefix}_"):
+            return name
+        tail = name[len(prefix) :]
+        params = [p for p in tail.removeprefix(":").split(",") if p]
+        if "algo=alphazero" in params:
+            rest = [p for p in params if p != "algo=alphazero"]
+            return prefix + (":" + ",".join(rest) if rest else "")
+        if any(p.startswith("algo=") for p in params) or old_algo is None:
+            return name
+        return f"{prefix}:" + ",".join([f"algo={old_algo}", *params])
+
+    def rename(text: str) -> str:
+        return " ".join(one(word) for word in text.split(" "))
+
+    return rename
+
+
+def rename_row(row: dict[str, Any], rename) -> dict[str, Any]:
+    out = dict(row)
+    for key in ("agent", "opponent", "command"):
+        if isinstance(out.get(key), str):
+            out[key] = rename(out[key])
+    if isinstance(out.get("opponents"), list):
+        out["opponents"] = [rename(o) for o in out["opponents"]]
+    return out
+
+
+def report_rows(report: dict[str, Any], game: str, rename) -> dict[str, dict[str, Any]]:
+    """The pairs of an arena report in which ``pretrained:<game>:algo=alphazero[,PARAMS]``
+    played, renamed, keyed ``[<params>_]vs_<opponent>``, with the reproducing command."""
+    rows = {}
+    options = " ".join(f"-o {k}={v}" for k, v in (report.get("options") or {}).items())
+    for pair in report["pairs"]:
+        if "algo=alphazero" not in pair["agent"]:
+            continue
+        agent, opponent = rename(pair["agent"]), rename(pair["opponent"])
+        params = agent.removeprefix(f"pretrained:{game}").removeprefix(":")
+        key = (params.replace("=", "").replace(",", "_") + "_" if params else "") + "vs_"
+        command = (
+            f"spieltisch eval {report['game']} {options} --agents {agent} {opponent} "
+            f"--seeds {report['seeds']} --seed {report['seed']}"
+        ).replace("  ", " ")
+        rows[key + opponent.replace(":", "_").replace(",", "_").replace("=", "")] = {
+            **{k: v for k, v in pair.items() if k != "extra"},
+            "agent": agent,
+            "opponent": opponent,
+            "command": command,
+            "machine": {k: report["machine"].get(k) for k in ("cpu_count", "load_average")},
+        }
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("game")
+    parser.add_argument("--arena", type=Path, action="append", default=[])
+    parser.add_argument("--search-value-weight", type=float, default=None)
+    parser.add_argument("--option", action="append", default=[], help="KEY=VALUE game option")
+    parser.add_argument("--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained")
+    args = parser.parse_args(argv)
+
+    from spieltisch.agents.neural.agents import pretrained_name
+    from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+
+    options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.option)}
+    name = pretrained_name(args.game, options)
+    beside = args.pretrained_dir / f"{name}_alphazero"
+    if not beside.with_suffix(".safetensors").exists():
+        parser.error(f"no AlphaZero agent shipped beside {name}: {beside}.safetensors")
+    default = args.pretrained_dir / f"{name}.json"
+    old_algo = json.loads(default.read_text()).get("algorithm") if default.exists() else None
+    if old_algo == "alphazero":
+        parser.error(f"{name} is an AlphaZero agent already")
+    rename = renamer(args.game, old_algo)
+    ckpt = load_checkpoint(beside, args.game, root=args.pretrained_dir)
+    meta = own_meta(ckpt.meta)
+    evaluation = {key: rename_row(row, rename) for key, row in meta["evaluation"].items()}
+    for path in args.arena:
+        evaluation.update(report_rows(json.loads(path.read_text()), args.game, rename))
+    meta["evaluation"] = evaluation
+    reproduce = dict(meta.get("reproduce") or {})
+    reproduce["evaluate"] = "; ".join(row["command"] for row in evaluation.values())
+    weight = args.search_value_weight
+    reproduce["promote"] = "python release/promote_alphazero.py " + " ".join(
+        [args.game, *(f"--arena {p}" for p in args.arena)]
+        + ([f"--search-value-weight {weight:g}"] if weight is not None else [])
+    )
+    meta["reproduce"] = reproduce
+    if args.search_value_weight is not None:
+        meta["search_value_weight"] = args.search_value_weight
+    move_aside(args.pretrained_dir, name, args.game)
+    save_checkpoint(args.pretrained_dir / name, meta, ckpt.tensors)
+    for suffix in (".json", ".safetensors"):
+        beside.with_suffix(suffix).unlink()
+    print(f"promoted {beside.name} to {name} (the {old_algo} agent: {name}_{old_algo})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
