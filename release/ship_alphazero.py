@@ -69,7 +69,7 @@ def arena_rows(report: dict[str, Any], label: str) -> dict[str, dict[str, Any]]:
     ``pretrained:hilo:algo=alphazero``) with its parameters, keyed ``[<params>_]vs_<opponent>``
     (``sims16_dets8_vs_heuristic``), with the reproducing command and the machine."""
     rows = {}
-    for pair in report["pairs"]:
+    for pair in report["pairs"] or table_pairs(report):
         if not pair["agent"].startswith("checkpoint:"):
             continue
         path_and_params = pair["agent"].removeprefix("checkpoint:")
@@ -79,8 +79,10 @@ def arena_rows(report: dict[str, Any], label: str) -> dict[str, dict[str, Any]]:
         agent = label + (joint + params if params else "")
         key = (params.replace("=", "").replace(",", "_") + "_" if params else "") + "vs_"
         options = " ".join(f"-o {k}={v}" for k, v in (report.get("options") or {}).items())
+        others = " ".join(pair.get("opponents") or [pair["opponent"]])
+        mode = " --mode table" if pair.get("opponents") else ""
         command = (
-            f"spieltisch eval {report['game']} {options} --agents {agent} {pair['opponent']} "
+            f"spieltisch eval {report['game']} {options}{mode} --agents {agent} {others} "
             f"--seeds {report['seeds']} --seed {report['seed']}"
         ).replace("  ", " ")
         rows[key + pair["opponent"]] = {
@@ -96,6 +98,17 @@ def own_meta(meta: dict[str, Any]) -> dict[str, Any]:
     """A checkpoint's metadata without what saving it writes anew (format, weights hash)."""
     written = ("format", "format_version", "weights_sha256")
     return {k: v for k, v in meta.items() if k not in written}
+
+
+def table_pairs(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a table report (``--mode table``: HiLo with 3-4 players) as pairs: each agent
+    with the others at its table as ``opponents`` (``opponent``: the first of them)."""
+    pairs = []
+    for row in report.get("table") or []:
+        others = list(report["agents"])
+        others.remove(row["agent"])
+        pairs.append({**row, "opponent": others[0], "opponents": others})
+    return pairs
 
 
 def move_aside(pretrained: Path, name: str, game: str) -> None:
@@ -142,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--beside", action="store_true", help="ship as <name>_alphazero, keep the shipped one"
     )
+    parser.add_argument(
+        "--search-value-weight", type=float, default=None,
+        help="HiLo: the sampler search's leaf weight chosen for this network (metadata)",
+    )  # fmt: skip
     parser.add_argument("--results-dir", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained")
     args = parser.parse_args(argv)
@@ -193,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         meta = own_meta(ckpt.meta)
         meta["evaluation"] = evaluation
         meta["accuracy"] = result["accuracy"]
+        if args.search_value_weight is not None:
+            meta["search_value_weight"] = args.search_value_weight
         meta["reproduce"] = {
             "train": args.command,
             "policy": args.policy,

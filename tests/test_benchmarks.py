@@ -350,3 +350,30 @@ def test_release_promote_alphazero_swaps_the_default_and_renames_every_row(
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert fail.returncode == 2 and "no AlphaZero agent shipped beside kalaha" in fail.stderr
+
+
+def test_release_ship_alphazero_reads_table_reports_of_four_player_games():
+    """A ``--mode table`` report (HiLo with 4 players) gives one row per checkpoint agent, the
+    other seats as its opponents, and the table command that reproduces it."""
+    sys.path.insert(0, str(RELEASE))
+    try:
+        import ship_alphazero
+    finally:
+        sys.path.remove(str(RELEASE))
+    agent = "checkpoint:runs/x/final:search=16"
+    report = {
+        "game": "hilo", "options": {"num_players": 4}, "seeds": 100, "seed": 5, "pairs": [],
+        "agents": [agent, "heuristic", "heuristic", "heuristic"],
+        "table": [{"agent": agent, "games": 400, "wins": 259, "losses": 141},
+                  {"agent": "heuristic", "games": 1200, "wins": 394, "losses": 797}],
+        "machine": {"cpu_count": 2, "load_average": [1.0, 1.0, 1.0]},
+    }  # fmt: skip
+    rows = ship_alphazero.arena_rows(report, "pretrained:hilo")
+    assert list(rows) == ["search16_vs_heuristic"]
+    row = rows["search16_vs_heuristic"]
+    assert row["agent"] == "pretrained:hilo:search=16" and row["wins"] == 259
+    assert row["opponents"] == ["heuristic"] * 3
+    assert row["command"] == (
+        "spieltisch eval hilo -o num_players=4 --mode table --agents pretrained:hilo:search=16 "
+        "heuristic heuristic heuristic --seeds 100 --seed 5"
+    )
