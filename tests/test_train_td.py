@@ -336,6 +336,18 @@ def test_two_ply_agent_plays_legal_games_and_parameters_are_checked() -> None:
         make_agent("pretrained:backgammon:search=2", "backgammon")
 
 
+def two_ply_reference(p: dict, after: Any) -> float:
+    """The 2-ply value of afterstate ``after`` (the opponent about to roll) for the player who
+    made it, by the state API: minus the opponent's best 1-ply reply, averaged over 36 rolls."""
+    total = 0.0
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):
+            rolled = after.clone()
+            rolled.set_dice(d1, d2)
+            total -= tv.evaluate_boards(p, rolled.play_boards(), rolled.turn).max()
+    return total / 36
+
+
 def test_two_ply_values_average_the_replies() -> None:
     """With keep=1 only the best 1-ply play is searched; its 2-ply value is the mean over the 36
     rolls of minus the opponent's best reply value, which we recompute here with the 1-ply
@@ -354,26 +366,9 @@ def test_two_ply_values_average_the_replies() -> None:
     one_ply = tv.evaluate_boards(p, boards, state.turn)
     best = int(np.argmax(one_ply))
     assert int(np.argmax(values)) == best
-    total = 0.0
-    for d1 in range(1, 7):
-        for d2 in range(1, 7):
-            after = state.clone()
-            after.apply_play(best)
-            after.set_dice(d1, d2)
-            total -= tv.evaluate_boards(p, after.play_boards(), after.turn).max()
-    assert values[best] == pytest.approx(total / 36, abs=1e-12)
-
-
-def two_ply_reference(p: dict, after: Any) -> float:
-    """The 2-ply value of afterstate ``after`` (the opponent about to roll) for the player who
-    made it, by the state API: minus the opponent's best 1-ply reply, averaged over 36 rolls."""
-    total = 0.0
-    for d1 in range(1, 7):
-        for d2 in range(1, 7):
-            rolled = after.clone()
-            rolled.set_dice(d1, d2)
-            total -= tv.evaluate_boards(p, rolled.play_boards(), rolled.turn).max()
-    return total / 36
+    after = state.clone()
+    after.apply_play(best)
+    assert values[best] == pytest.approx(two_ply_reference(p, after), abs=1e-12)
 
 
 def test_three_ply_values_take_the_opponents_best_two_ply_reply_of_its_filtered_plays() -> None:
