@@ -22,29 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ship_alphazero import ROOT, move_aside, own_meta
-
-
-def renamer(game: str, old_algo: str | None):
-    """A function renaming agent names (and commands naming them) to the names after the move."""
-    prefix = f"pretrained:{game}"
-
-    def one(name: str) -> str:
-        if not name.startswith(prefix) or name.startswith(f"{prefix}_"):
-            return name
-        tail = name[len(prefix) :]
-        params = [p for p in tail.removeprefix(":").split(",") if p]
-        if "algo=alphazero" in params:
-            rest = [p for p in params if p != "algo=alphazero"]
-            return prefix + (":" + ",".join(rest) if rest else "")
-        if any(p.startswith("algo=") for p in params) or old_algo is None:
-            return name
-        return f"{prefix}:" + ",".join([f"algo={old_algo}", *params])
-
-    def rename(text: str) -> str:
-        return " ".join(one(word) for word in text.split(" "))
-
-    return rename
+from ship_alphazero import ROOT, move_aside, own_meta, renamer
 
 
 def rename_row(row: dict[str, Any], rename) -> dict[str, Any]:

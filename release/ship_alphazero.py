@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +64,14 @@ def evaluation_rows(strength: dict[str, Any], game: str) -> dict[str, dict[str, 
     return rows
 
 
-def arena_rows(report: dict[str, Any], label: str) -> dict[str, dict[str, Any]]:
+def arena_rows(
+    report: dict[str, Any], label: str, rename_opponent: Callable[[str], str] = str
+) -> dict[str, dict[str, Any]]:
     """The pairs of an arena report (``spieltisch eval --json``) whose agent is a
     ``checkpoint:`` policy, as shipped evaluation rows: the agent relabelled ``label`` (e.g.
     ``pretrained:hilo:algo=alphazero``) with its parameters, keyed ``[<params>_]vs_<opponent>``
-    (``sims16_dets8_vs_heuristic``), with the reproducing command and the machine."""
+    (``sims16_dets8_vs_heuristic``), with the reproducing command and the machine. Opponents are
+    named by ``rename_opponent`` (the names after the shipped agent they name is moved aside)."""
     rows = {}
     for pair in report["pairs"] or table_pairs(report):
         if not pair["agent"].startswith("checkpoint:"):
@@ -78,6 +82,9 @@ def arena_rows(report: dict[str, Any], label: str) -> dict[str, dict[str, Any]]:
         joint = "," if ":" in label.removeprefix("pretrained:") else ":"
         agent = label + (joint + params if params else "")
         key = (params.replace("=", "").replace(",", "_") + "_" if params else "") + "vs_"
+        pair = {**pair, "opponent": rename_opponent(pair["opponent"])}
+        if pair.get("opponents"):
+            pair["opponents"] = [rename_opponent(o) for o in pair["opponents"]]
         options = " ".join(f"-o {k}={v}" for k, v in (report.get("options") or {}).items())
         others = " ".join(pair.get("opponents") or [pair["opponent"]])
         mode = " --mode table" if pair.get("opponents") else ""
@@ -109,6 +116,28 @@ def table_pairs(report: dict[str, Any]) -> list[dict[str, Any]]:
         others.remove(row["agent"])
         pairs.append({**row, "opponent": others[0], "opponents": others})
     return pairs
+
+
+def renamer(game: str, old_algo: str | None) -> Callable[[str], str]:
+    """A function renaming agent names (and commands naming them) to the names after the move."""
+    prefix = f"pretrained:{game}"
+
+    def one(name: str) -> str:
+        if not name.startswith(prefix) or name.startswith(f"{prefix}_"):
+            return name
+        tail = name[len(prefix) :]
+        params = [p for p in tail.removeprefix(":").split(",") if p]
+        if "algo=alphazero" in params:
+            rest = [p for p in params if p != "algo=alphazero"]
+            return prefix + (":" + ",".join(rest) if rest else "")
+        if any(p.startswith("algo=") for p in params) or old_algo is None:
+            return name
+        return f"{prefix}:" + ",".join([f"algo={old_algo}", *params])
+
+    def rename(text: str) -> str:
+        return " ".join(one(word) for word in text.split(" "))
+
+    return rename
 
 
 def move_aside(pretrained: Path, name: str, game: str) -> None:
@@ -178,7 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         evaluation = evaluation_rows(strength, game)
     else:
         reports = [json.loads(path.read_text()) for path in args.arena]
-        evaluation = {k: v for r in reports for k, v in arena_rows(r, label).items()}
+        default = args.pretrained_dir / f"{name}.json"
+        old_algo = json.loads(default.read_text()).get("algorithm") if default.exists() else None
+        moved = not args.beside and args.ship and old_algo not in (None, "alphazero")
+        rename = renamer(game, old_algo) if moved else str  # opponents named as after the move
+        evaluation = {k: v for r in reports for k, v in arena_rows(r, label, rename).items()}
         strength = {
             "command": "; ".join(row["command"] for row in evaluation.values()),
             "accuracy": [],

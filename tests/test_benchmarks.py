@@ -377,3 +377,28 @@ def test_release_ship_alphazero_reads_table_reports_of_four_player_games():
         "spieltisch eval hilo -o num_players=4 --mode table --agents pretrained:hilo:search=16 "
         "heuristic heuristic heuristic --seeds 100 --seed 5"
     )
+
+
+def test_release_ship_alphazero_names_opponents_as_after_the_move():
+    """An arena opponent that is the shipped default about to move aside is recorded under the
+    name that reaches it afterwards (``pretrained:hilo:algo=ppo,search=16``)."""
+    sys.path.insert(0, str(RELEASE))
+    try:
+        import ship_alphazero
+    finally:
+        sys.path.remove(str(RELEASE))
+    agent = "checkpoint:runs/x/final:search=16"
+    report = {
+        "game": "hilo", "options": {}, "seeds": 3, "seed": 5, "table": [],
+        "pairs": [{"agent": agent, "opponent": "pretrained:hilo:search=16", "games": 6}],
+        "machine": {"cpu_count": 2, "load_average": [1.0, 1.0, 1.0]},
+    }  # fmt: skip
+    rename = ship_alphazero.renamer("hilo", "ppo")
+    (row,) = ship_alphazero.arena_rows(report, "pretrained:hilo", rename).values()
+    assert row["agent"] == "pretrained:hilo:search=16"
+    assert row["opponent"] == "pretrained:hilo:algo=ppo,search=16"
+    assert row["command"].endswith(
+        "--agents pretrained:hilo:search=16 pretrained:hilo:algo=ppo,search=16 --seeds 3 --seed 5"
+    )
+    assert rename("pretrained:hilo:algo=alphazero,sims=8") == "pretrained:hilo:sims=8"
+    assert rename("heuristic") == "heuristic"
