@@ -352,14 +352,19 @@ def test_release_promote_alphazero_swaps_the_default_and_renames_every_row(
     assert fail.returncode == 2 and "no AlphaZero agent shipped beside kalaha" in fail.stderr
 
 
+def release_module(name: str):
+    """A script of release/ imported as a module (the scripts import each other by name)."""
+    sys.path.insert(0, str(RELEASE))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(RELEASE))
+
+
 def test_release_ship_alphazero_reads_table_reports_of_four_player_games():
     """A ``--mode table`` report (HiLo with 4 players) gives one row per checkpoint agent, the
     other seats as its opponents, and the table command that reproduces it."""
-    sys.path.insert(0, str(RELEASE))
-    try:
-        import ship_alphazero
-    finally:
-        sys.path.remove(str(RELEASE))
+    ship_alphazero = release_module("ship_alphazero")
     agent = "checkpoint:runs/x/final:search=16"
     report = {
         "game": "hilo", "options": {"num_players": 4}, "seeds": 100, "seed": 5, "pairs": [],
@@ -382,11 +387,7 @@ def test_release_ship_alphazero_reads_table_reports_of_four_player_games():
 def test_release_ship_alphazero_names_opponents_as_after_the_move():
     """An arena opponent that is the shipped default about to move aside is recorded under the
     name that reaches it afterwards (``pretrained:hilo:algo=ppo,search=16``)."""
-    sys.path.insert(0, str(RELEASE))
-    try:
-        import ship_alphazero
-    finally:
-        sys.path.remove(str(RELEASE))
+    ship_alphazero = release_module("ship_alphazero")
     agent = "checkpoint:runs/x/final:search=16"
     report = {
         "game": "hilo", "options": {}, "seeds": 3, "seed": 5, "table": [],
