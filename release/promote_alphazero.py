@@ -20,44 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
-from ship_alphazero import ROOT, move_aside, own_meta, renamer
-
-
-def rename_row(row: dict[str, Any], rename) -> dict[str, Any]:
-    out = dict(row)
-    for key in ("agent", "opponent", "command"):
-        if isinstance(out.get(key), str):
-            out[key] = rename(out[key])
-    if isinstance(out.get("opponents"), list):
-        out["opponents"] = [rename(o) for o in out["opponents"]]
-    return out
-
-
-def report_rows(report: dict[str, Any], game: str, rename) -> dict[str, dict[str, Any]]:
-    """The pairs of an arena report in which ``pretrained:<game>:algo=alphazero[,PARAMS]``
-    played, renamed, keyed ``[<params>_]vs_<opponent>``, with the reproducing command."""
-    rows = {}
-    options = " ".join(f"-o {k}={v}" for k, v in (report.get("options") or {}).items())
-    for pair in report["pairs"]:
-        if "algo=alphazero" not in pair["agent"]:
-            continue
-        agent, opponent = rename(pair["agent"]), rename(pair["opponent"])
-        params = agent.removeprefix(f"pretrained:{game}").removeprefix(":")
-        key = (params.replace("=", "").replace(",", "_") + "_" if params else "") + "vs_"
-        command = (
-            f"spieltisch eval {report['game']} {options} --agents {agent} {opponent} "
-            f"--seeds {report['seeds']} --seed {report['seed']}"
-        ).replace("  ", " ")
-        rows[key + opponent.replace(":", "_").replace(",", "_").replace("=", "")] = {
-            **{k: v for k, v in pair.items() if k != "extra"},
-            "agent": agent,
-            "opponent": opponent,
-            "command": command,
-            "machine": {k: report["machine"].get(k) for k in ("cpu_count", "load_average")},
-        }
-    return rows
+from ship_alphazero import (
+    ROOT,
+    arena_rows,
+    move_aside,
+    own_meta,
+    rename_row,
+    renamer,
+    shipped_algorithm,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,16 +49,24 @@ def main(argv: list[str] | None = None) -> int:
     beside = args.pretrained_dir / f"{name}_alphazero"
     if not beside.with_suffix(".safetensors").exists():
         parser.error(f"no AlphaZero agent shipped beside {name}: {beside}.safetensors")
-    default = args.pretrained_dir / f"{name}.json"
-    old_algo = json.loads(default.read_text()).get("algorithm") if default.exists() else None
+    old_algo = shipped_algorithm(args.pretrained_dir, name)
     if old_algo == "alphazero":
         parser.error(f"{name} is an AlphaZero agent already")
     rename = renamer(args.game, old_algo)
     ckpt = load_checkpoint(beside, args.game, root=args.pretrained_dir)
     meta = own_meta(ckpt.meta)
     evaluation = {key: rename_row(row, rename) for key, row in meta["evaluation"].items()}
+    label = f"pretrained:{args.game}"
+
+    def promoted_params(agent: str) -> str | None:
+        """The parameters of the promoted agent as named after the move, None for others."""
+        if "algo=alphazero" not in agent:
+            return None
+        return rename(agent).removeprefix(label).removeprefix(":")
+
     for path in args.arena:
-        evaluation.update(report_rows(json.loads(path.read_text()), args.game, rename))
+        report = json.loads(path.read_text())
+        evaluation.update(arena_rows(report, label, rename, params_of=promoted_params))
     meta["evaluation"] = evaluation
     reproduce = dict(meta.get("reproduce") or {})
     reproduce["evaluate"] = "; ".join(row["command"] for row in evaluation.values())

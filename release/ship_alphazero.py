@@ -64,21 +64,33 @@ def evaluation_rows(strength: dict[str, Any], game: str) -> dict[str, dict[str, 
     return rows
 
 
+def checkpoint_params(agent: str) -> str | None:
+    """The parameters of a ``checkpoint:PATH[:PARAMS]`` agent (``""``: none); None for any
+    other agent."""
+    if not agent.startswith("checkpoint:"):
+        return None
+    _, colon, tail = agent.removeprefix("checkpoint:").rpartition(":")
+    return tail if colon and "=" in tail else ""
+
+
 def arena_rows(
-    report: dict[str, Any], label: str, rename_opponent: Callable[[str], str] = str
+    report: dict[str, Any],
+    label: str,
+    rename_opponent: Callable[[str], str] = str,
+    params_of: Callable[[str], str | None] = checkpoint_params,
 ) -> dict[str, dict[str, Any]]:
-    """The pairs of an arena report (``spieltisch eval --json``) whose agent is a
-    ``checkpoint:`` policy, as shipped evaluation rows: the agent relabelled ``label`` (e.g.
-    ``pretrained:hilo:algo=alphazero``) with its parameters, keyed ``[<params>_]vs_<opponent>``
-    (``sims16_dets8_vs_heuristic``), with the reproducing command and the machine. Opponents are
-    named by ``rename_opponent`` (the names after the shipped agent they name is moved aside)."""
+    """The pairs of an arena report (``spieltisch eval --json``) of the policy shipped, as
+    shipped evaluation rows: the pairs whose agent ``params_of`` gives parameters for (by
+    default a ``checkpoint:`` policy), the agent relabelled ``label`` (e.g.
+    ``pretrained:hilo:algo=alphazero``) with those parameters, keyed
+    ``[<params>_]vs_<opponent>`` (``sims16_dets8_vs_heuristic``), with the reproducing command
+    and the machine. Opponents are named by ``rename_opponent`` (the names after the shipped
+    agent they name is moved aside)."""
     rows = {}
     for pair in report["pairs"] or table_pairs(report):
-        if not pair["agent"].startswith("checkpoint:"):
+        params = params_of(pair["agent"])
+        if params is None:
             continue
-        path_and_params = pair["agent"].removeprefix("checkpoint:")
-        _, colon, tail = path_and_params.rpartition(":")
-        params = tail if colon and "=" in tail else ""
         joint = "," if ":" in label.removeprefix("pretrained:") else ":"
         agent = label + (joint + params if params else "")
         key = (params.replace("=", "").replace(",", "_") + "_" if params else "") + "vs_"
@@ -92,7 +104,8 @@ def arena_rows(
             f"spieltisch eval {report['game']} {options}{mode} --agents {agent} {others} "
             f"--seeds {report['seeds']} --seed {report['seed']}"
         ).replace("  ", " ")
-        rows[key + pair["opponent"]] = {
+        opponent_key = pair["opponent"].replace(":", "_").replace(",", "_").replace("=", "")
+        rows[key + opponent_key] = {
             **{k: v for k, v in pair.items() if k != "extra"},
             "agent": agent,
             "command": command,
@@ -118,14 +131,20 @@ def table_pairs(report: dict[str, Any]) -> list[dict[str, Any]]:
     return pairs
 
 
+def shipped_algorithm(pretrained: Path, name: str) -> str | None:
+    """The training algorithm of the shipped ``name`` (None if there is none)."""
+    sidecar = pretrained / f"{name}.json"
+    return json.loads(sidecar.read_text()).get("algorithm") if sidecar.exists() else None
+
+
 def renamer(game: str, old_algo: str | None) -> Callable[[str], str]:
     """A function renaming agent names (and commands naming them) to the names after the move."""
     prefix = f"pretrained:{game}"
 
     def one(name: str) -> str:
-        if not name.startswith(prefix) or name.startswith(f"{prefix}_"):
-            return name
         tail = name[len(prefix) :]
+        if not name.startswith(prefix) or (tail and not tail.startswith(":")):
+            return name  # another name (pretrained:hilo_4p, a template pretrained:hilo[:...])
         params = [p for p in tail.removeprefix(":").split(",") if p]
         if "algo=alphazero" in params:
             rest = [p for p in params if p != "algo=alphazero"]
@@ -140,29 +159,34 @@ def renamer(game: str, old_algo: str | None) -> Callable[[str], str]:
     return rename
 
 
+def rename_row(row: dict[str, Any], rename: Callable[[str], str]) -> dict[str, Any]:
+    """An evaluation row with its agent, opponent(s) and command renamed by ``rename``."""
+    out = dict(row)
+    for key in ("agent", "opponent", "command"):
+        if isinstance(out.get(key), str):
+            out[key] = rename(out[key])
+    if isinstance(out.get("opponents"), list):
+        out["opponents"] = [rename(o) for o in out["opponents"]]
+    return out
+
+
 def move_aside(pretrained: Path, name: str, game: str) -> None:
     """Rename the shipped ``name`` of another algorithm to ``name_<algo>``, relabelling its
-    rows ``pretrained:<game>`` -> ``pretrained:<game>:algo=<algo>``."""
+    rows (agents, opponents and commands) ``pretrained:<game>`` ->
+    ``pretrained:<game>:algo=<algo>``."""
     from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
 
-    sidecar = pretrained / f"{name}.json"
-    if not sidecar.exists():
-        return
-    algo = json.loads(sidecar.read_text()).get("algorithm")
+    algo = shipped_algorithm(pretrained, name)
     if algo in (None, "alphazero"):
         return
     old = load_checkpoint(pretrained / name, game, root=pretrained)
     meta = own_meta(old.meta)
-    for row in (meta.get("evaluation") or {}).values():
-        if (
-            isinstance(row, dict)
-            and isinstance(row.get("agent"), str)
-            and "algo=" not in row["agent"]
-        ):
-            base, _, params = row["agent"].partition(f"pretrained:{game}")
-            row["agent"] = f"{base}pretrained:{game}:algo={algo}" + (
-                params.replace(":", ",", 1) if params else ""
-            )
+    rename = renamer(game, algo)
+    evaluation = meta.get("evaluation") or {}
+    meta["evaluation"] = {
+        key: rename_row(row, rename) if isinstance(row, dict) else row
+        for key, row in evaluation.items()
+    }
     save_checkpoint(pretrained / f"{name}_{algo}", meta, old.tensors)
     for suffix in (".json", ".safetensors"):
         (pretrained / f"{name}{suffix}").unlink()
@@ -207,8 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         evaluation = evaluation_rows(strength, game)
     else:
         reports = [json.loads(path.read_text()) for path in args.arena]
-        default = args.pretrained_dir / f"{name}.json"
-        old_algo = json.loads(default.read_text()).get("algorithm") if default.exists() else None
+        old_algo = shipped_algorithm(args.pretrained_dir, name)
         moved = not args.beside and args.ship and old_algo not in (None, "alphazero")
         rename = renamer(game, old_algo) if moved else str  # opponents named as after the move
         evaluation = {k: v for r in reports for k, v in arena_rows(r, label, rename).items()}
