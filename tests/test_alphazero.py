@@ -144,6 +144,7 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         ("margin_weight=1.5", "'margin_weight' must be in"),
         ("margin_scale=0", "'margin_scale' must be positive"),
         ("td_steps=-1", "'td_steps' must be at least 0"),
+        ("opening_plies=-1", "'opening_plies' must be at least 0"),
     ],
 )
 def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> None:
@@ -217,12 +218,13 @@ def test_value_per_seat_is_refused_for_backgammon() -> None:
         )
 
 
-def test_n_step_targets_of_real_self_play_are_root_values_or_results(tmp_path) -> None:
-    cfg = config(tmp_path, "td", "td_steps=3")
+@pytest.mark.parametrize("opening", [0, 4])
+def test_n_step_targets_of_real_self_play_are_root_values_or_results(tmp_path, opening) -> None:
+    cfg = config(tmp_path, "td", "td_steps=3", f"opening_plies={opening}")
     games = make_games(cfg.game, cfg.game_options, 8)
     net = PolicyNet(PolicyArch(games.observation_shape[0], games.num_actions, (16,)))
     evaluate = policy_evaluator(net, games.num_players)
-    outcome_cfg = config(tmp_path, "z")
+    outcome_cfg = config(tmp_path, "z", f"opening_plies={opening}")
     search = make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
     with_td, _ = self_play(cfg, games, search, evaluate, np.random.default_rng(5))
     plain, _ = self_play(outcome_cfg, games, search, evaluate, np.random.default_rng(5))
@@ -235,6 +237,31 @@ def test_n_step_targets_of_real_self_play_are_root_values_or_results(tmp_path) -
     differ = with_td["value"] != plain["value"]
     assert differ.sum() > 0.5 * bootstrapped
     assert np.all(np.abs(with_td["value"]) <= 1.0)
+
+
+def test_random_opening_moves_are_played_not_learnt(tmp_path) -> None:
+    cfg = config(tmp_path, "open", "opening_plies=3")
+    games = make_games(cfg.game, cfg.game_options, 16)
+    net = PolicyNet(PolicyArch(games.observation_shape[0], games.num_actions, (16,)))
+    search = make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
+    evaluate = policy_evaluator(net, games.num_players)
+    # the opening lengths self_play draws: right after the reset's own draws
+    probe = np.random.default_rng(7)
+    games.clone().reset(seed=probe)
+    opening = probe.integers(0, 4, size=16)
+    assert 0 < (opening == 0).sum() < 16
+    positions, stats = self_play(cfg, games, search, evaluate, np.random.default_rng(7))
+    games.reset()
+    start = games.observe()[0][0]
+    # the starting position (which never comes back in Kalaha) is learnt from exactly in the
+    # games without random opening moves
+    at_start = (positions["obs"] == start).all(axis=1)
+    assert at_start.sum() == (opening == 0).sum()
+    assert stats["selfplay/positions"] == len(positions["value"])
+    with pytest.raises(ConfigError, match="'opening_plies' must be 0 for backgammon"):
+        build_config(
+            {"game": "backgammon", "algorithm": "alphazero"}, ["hidden=[80]", "opening_plies=2"]
+        )
 
 
 def test_cuda_asked_for_without_one_is_a_clear_error(tmp_path) -> None:

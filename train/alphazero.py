@@ -51,7 +51,7 @@ from spieltisch.agents.neural.gumbel_search import (
 )
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.envs import perfect_information
-from spieltisch.envs._common.batch import BatchedGame
+from spieltisch.envs._common.batch import BatchedGame, sample_legal_actions
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, AlphaZeroConfig
 from spieltisch.train.ppo import (
     checkpoint_meta,
@@ -177,15 +177,25 @@ def self_play(
     targets (``obs``, ``mask``, ``policy``, ``value``) and statistics. Each position is learnt
     from as its mover observed it (HiLo: what that seat may know)."""
     games.reset(seed=rng)
+    # random opening moves (opening_plies): drawn only when asked for, so runs without them
+    # draw the same numbers as before the option existed
+    opening = None
+    if cfg.opening_plies:
+        opening = rng.integers(0, cfg.opening_plies + 1, size=games.num_games)
     rec: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "policy": [], "game": [], "seat": []}
     root_values, root_entropy, root_vectors = [], [], []
-    for _ in range(cfg.max_turns):
+    for move in range(cfg.max_turns):
         active = ~games.terminal
         if not active.any():
             break
         obs, mask = games.observe()
         mover = games.current_player.copy()
         result = search.search(games, evaluate, rng)
+        action = result.action
+        if opening is not None and move < opening.max():
+            in_opening = active & (move < opening)
+            action = np.where(in_opening, sample_legal_actions(mask, rng), action)
+            active &= ~in_opening  # played, not learnt from
         rows = np.flatnonzero(active)
         rec["obs"].append(obs[rows])
         rec["mask"].append(mask[rows])
@@ -196,7 +206,7 @@ def self_play(
         root_vectors.append(result.root_value[rows])
         p = result.policy[rows]
         root_entropy.append(-(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=1))
-        games.step(result.action)
+        games.step(action)
     final = value_outcome(cfg)(games)  # games cut off at max_turns: 0 for every seat
     game_of, seat_of = np.concatenate(rec["game"]), np.concatenate(rec["seat"])
     positions = {
@@ -237,9 +247,10 @@ def value_targets(
     root values for those seats of the same game's position n moves later
     (``root_value[position, seat]``) when the game was still on then.
 
-    ``rows_per_move[t]``: the games that moved at move ``t``, so the positions of move t follow
-    those of move t-1. Every game moves from move 0 until it ends, so a game's k-th position is
-    its move k and "n moves later" is move t + n in the same game."""
+    ``rows_per_move[t]``: the games recorded at move ``t``, so the positions of move t follow
+    those of move t-1. A game is recorded at every move from its first searched one (after its
+    random opening, ``opening_plies``) until it ends, so "n moves later" is move t + n in the
+    same game."""
     game = np.concatenate(rows_per_move)
     seats = (seat[:, None] + np.arange(outputs)) % final.shape[1]  # the mover's first
     target = final[game[:, None], seats].astype(np.float32)

@@ -248,6 +248,11 @@ class AlphaZeroConfig(RunConfig):
     """self-play games in parallel (one search batch); an iteration plays each to the end"""
     max_turns: int = 1000
     """a game still running after this many moves ends as a draw (value target 0)"""
+    opening_plies: int = 0
+    """each self-play game opens with k uniformly random moves, k drawn for each game from
+    0..opening_plies; they are played, not learnt from. Without them the games of a
+    deterministic game (Kalaha, Hus) soon follow the few lines a sharp policy plays (Kalah(6,4),
+    256 games: 994 distinct positions of 8,864), and the network meets little else"""
 
     # --- the search (agents/neural/gumbel_search.py; the paper's names in brackets) ---
     num_simulations: int = 16
@@ -621,6 +626,10 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'policy_weight' must be at least 0")
     if cfg.td_steps < 0:
         raise ConfigError(f"{source}: key 'td_steps' must be at least 0, got {cfg.td_steps}")
+    if cfg.opening_plies < 0:
+        raise ConfigError(
+            f"{source}: key 'opening_plies' must be at least 0, got {cfg.opening_plies}"
+        )
     if not 0.0 <= cfg.margin_weight <= 1.0:
         raise ConfigError(
             f"{source}: key 'margin_weight' must be in [0, 1], got {cfg.margin_weight}"
@@ -660,6 +669,10 @@ def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'value_per_seat' is for the policy-value network; backgammon's "
             "TD value net has its own five outputs"
+        )
+    if cfg.opening_plies:
+        raise ConfigError(
+            f"{source}: key 'opening_plies' must be 0 for backgammon (the dice vary its games)"
         )
     options = cfg.game_options
     unknown = sorted(map(str, set(options) - {"cube", "reward"}))
