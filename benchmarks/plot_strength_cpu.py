@@ -97,7 +97,7 @@ def plot(curves: dict[str, list[dict[str, float]]], title: str, metric: str, pat
     ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
     ax.set_title(f"{title}: strength of the raw network against training CPU time")
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(loc="best", fontsize="small", framealpha=0.8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

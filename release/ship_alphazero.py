@@ -31,13 +31,38 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def evaluation_rows(strength: dict[str, Any], game: str) -> dict[str, dict[str, Any]]:
+def pretrained_params(name: str, game: str) -> list[str] | None:
+    """The parameters of a ``pretrained:<game>[:PARAMS]`` agent name (``[]``: none); None for
+    any other name (``pretrained:hilo_4p``, a template ``pretrained:hilo[:...]``)."""
+    prefix = f"pretrained:{game}"
+    tail = name[len(prefix) :]
+    if not name.startswith(prefix) or (tail and not tail.startswith(":")):
+        return None
+    return [p for p in tail.removeprefix(":").split(",") if p]
+
+
+def names_shipped_default(agent: str, game: str) -> bool:
+    """Whether ``agent`` is the shipped default ``pretrained:<game>`` (any parameters but
+    ``algo=``)."""
+    params = pretrained_params(agent, game)
+    return params is not None and not any(p.startswith("algo=") for p in params)
+
+
+def evaluation_rows(
+    strength: dict[str, Any], game: str, replacing: bool = False
+) -> dict[str, dict[str, Any]]:
     """The strength benchmark's matches as shipped evaluation rows (``vs_<opponent>`` for the
-    raw network, ``sims<N>_vs_<opponent>`` with search), in the arena's field names."""
+    raw network, ``sims<N>_vs_<opponent>`` with search), in the arena's field names.
+    ``replacing``: the policy replaces the shipped ``pretrained:<game>``, so matches against
+    that name (the agent it replaces) are left out: shipped, they would read as the new agent
+    against itself (they stay in the strength file)."""
     from spieltisch.agents.arena.stats import wilson
 
     rows = {}
     for match in strength["matches"]:
+        if replacing and names_shipped_default(match["opponent"], game):
+            print(f"left out: the match against {match['opponent']} (the agent replaced)")
+            continue
         sims, games = match["sims"], match["games"]
         win_low, win_high = wilson(match["wins"], games)
         agent = f"pretrained:{game}" + (f":sims={sims}" if sims else "")
@@ -142,10 +167,9 @@ def renamer(game: str, old_algo: str | None) -> Callable[[str], str]:
     prefix = f"pretrained:{game}"
 
     def one(name: str) -> str:
-        tail = name[len(prefix) :]
-        if not name.startswith(prefix) or (tail and not tail.startswith(":")):
-            return name  # another name (pretrained:hilo_4p, a template pretrained:hilo[:...])
-        params = [p for p in tail.removeprefix(":").split(",") if p]
+        params = pretrained_params(name, game)
+        if params is None:
+            return name
         if "algo=alphazero" in params:
             rest = [p for p in params if p != "algo=alphazero"]
             return prefix + (":" + ",".join(rest) if rest else "")
@@ -228,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     label = f"pretrained:{game}" + (":algo=alphazero" if args.beside else "")
     if args.strength is not None:
         strength = json.loads(args.strength.read_text())
-        evaluation = evaluation_rows(strength, game)
+        evaluation = evaluation_rows(strength, game, replacing=args.ship and not args.beside)
     else:
         reports = [json.loads(path.read_text()) for path in args.arena]
         old_algo = shipped_algorithm(args.pretrained_dir, name)

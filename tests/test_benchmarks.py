@@ -403,3 +403,26 @@ def test_release_ship_alphazero_names_opponents_as_after_the_move():
     )
     assert rename("pretrained:hilo:algo=alphazero,sims=8") == "pretrained:hilo:sims=8"
     assert rename("heuristic") == "heuristic"
+
+
+def test_release_ship_alphazero_leaves_out_matches_against_the_agent_it_replaces():
+    """Shipped over ``pretrained:hus``, a match against ``pretrained:hus`` would read as the
+    new agent against itself: it is left out, the PPO agent's (``algo=ppo``) and the
+    baseline's are kept; shipped beside the default, all are kept."""
+    ship_alphazero = release_module("ship_alphazero")
+    result = {"games": 10, "wins": 6, "draws": 0, "losses": 4, "seconds": 1.0}
+    result |= {"score": 0.6, "score_low": 0.3, "score_high": 0.9}
+    strength = {
+        "matches": [
+            {"sims": 0, "opponent": "pretrained:hus", **result},
+            {"sims": 32, "opponent": "pretrained:hus:search=6", **result},
+            {"sims": 0, "opponent": "pretrained:hus:algo=ppo", **result},
+            {"sims": 32, "opponent": "alphabeta:depth=3", **result},
+            {"sims": 0, "opponent": "pretrained:hilo", **result},
+        ]
+    }
+    replacing = ship_alphazero.evaluation_rows(strength, "hus", replacing=True)
+    assert list(replacing) == [
+        "vs_pretrained:hus:algo=ppo", "sims32_vs_alphabeta:depth=3", "vs_pretrained:hilo"
+    ]  # fmt: skip
+    assert len(ship_alphazero.evaluation_rows(strength, "hus")) == 5
