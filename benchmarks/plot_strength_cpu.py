@@ -80,6 +80,7 @@ def plot(curves: dict[str, list[dict[str, float]]], title: str, metric: str, pat
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for label, points in curves.items():
@@ -91,6 +92,10 @@ def plot(curves: dict[str, list[dict[str, float]]], title: str, metric: str, pat
             label=label,
         )
     ax.set_xscale("log")  # runs differ by orders of magnitude in budget
+    # plain minute labels at 1-2-5 steps (the default log labels crowd on a short range)
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("training CPU minutes (log scale; 2-core machine)")
     ax.set_ylabel(metric.removeprefix("eval/").replace("_", " "))
     ax.set_ylim(0, 1)

@@ -180,24 +180,33 @@ def test_the_exported_policy_plays_the_agents_moves(tmp_path):
     session = _session(tmp_path / "hus.onnx")
     agent = make_agent("pretrained:hus", "hus", seed=0)
     env = make("hus")
-    env.reset(seed=3)
+    rng = np.random.default_rng(3)
     moves = 0
-    for _ in env.agent_iter(max_iter=60):
-        observation, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
+    # self-play games until 40 moves are compared (a strong policy can win Hus in 9); game g
+    # opens with g random moves, so that the games differ (Hus has no chance)
+    for game in range(20):
+        env.reset(seed=game)
+        for ply, _ in enumerate(env.agent_iter(max_iter=60 + game)):
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                break
+            if ply < game:
+                env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+                continue
+            logits, _ = session.run(
+                None,
+                {
+                    "observation": observation["observation"][None].astype(np.float32),
+                    "action_mask": observation["action_mask"][None].astype(np.int8),
+                },
+            )
+            action = agent.act(observation, env.unwrapped.state.clone())
+            assert int(logits.argmax()) == action
+            env.step(action)
+            moves += 1
+        if moves >= 40:
             break
-        logits, _ = session.run(
-            None,
-            {
-                "observation": observation["observation"][None].astype(np.float32),
-                "action_mask": observation["action_mask"][None].astype(np.int8),
-            },
-        )
-        action = agent.act(observation, env.unwrapped.state.clone())
-        assert int(logits.argmax()) == action
-        env.step(action)
-        moves += 1
-    assert moves >= 20
+    assert moves >= 40
 
 
 def test_trained_checkpoints_export_too(tmp_path):
