@@ -43,10 +43,11 @@ ACCURACY_AGENT = "pretrained:kalaha:search=6"
 def run_json(command: str) -> dict[str, Any]:
     """Run a ``spieltisch`` command line; its JSON result (``--json``: to a file for ``eval``,
     to stdout for ``solve``)."""
-    argv = [sys.executable, "-m", "spieltisch.train.cli", *shlex.split(command)[1:]]
+    words = shlex.split(command)[1:]  # without the leading "spieltisch"
+    argv = [sys.executable, "-m", "spieltisch.train.cli", *words]
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        if argv[3] == "eval":
+        if words[0] == "eval":
             argv += ["--json", str(report), "--no-progress"]
         else:
             argv += ["--json", "--quiet"]
@@ -63,7 +64,10 @@ def match_row(game: str, options: str, agent: str, opponent: str, args: Any) -> 
     pair = run_json(command)["pairs"][0]
     keep = ("games", "wins", "draws", "losses", "score", "score_low", "score_high")
     keep += ("win_rate", "win_low", "win_high")
-    return {"kind": "match", "agent": agent, "opponent": opponent}, {
+    return {
+        "kind": "match",
+        "agent": agent,
+        "opponent": opponent,
         **{k: pair[k] for k in keep},
         "command": command,
     }
@@ -155,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     shrink_if_quick(args, seeds=1, accuracy_games=0)
     played = [m for m in MATCHES if args.games is None or m[0] in args.games]
     played = played[:1] if args.quick else played
-    matches = [dict(a, **b) for a, b in (match_row(*m, args) for m in played)]
+    matches = [match_row(*m, args) for m in played]
     judged = args.accuracy_games > 0 and (args.games is None or "kalaha" in args.games)
     accuracy = [accuracy_row(args)] if judged else []
     if args.games is not None:
@@ -168,10 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         f"(agents/neural/value_search.py); {2 * args.seeds:,}-game matches on seeds from "
         f"{args.seed:,}, 2 random opening plies per seed, both seat orders"
     ) + (f"; {args.note}" if args.note else "")
-    machine = machine_info()
     results = {
         "note": note,
-        "machine": machine,
+        "machine": machine_info(),
         "matches": matches,
         "accuracy": accuracy,
         "command": "python benchmarks/alphazero_alphabeta_search.py "

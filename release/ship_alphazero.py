@@ -48,28 +48,39 @@ def names_shipped_default(agent: str, game: str) -> bool:
     return params is not None and not any(p.startswith("algo=") for p in params)
 
 
+def without_the_replaced_agent(
+    rows: dict[str, dict[str, Any]], game: str
+) -> dict[str, dict[str, Any]]:
+    """``rows`` (opponents named as after shipping) without those against the shipped default
+    ``pretrained:<game>``: once the policy takes that name they would read as the new agent
+    against itself (they stay in the strength file or arena report)."""
+    kept = {}
+    for key, row in rows.items():
+        if names_shipped_default(row["opponent"], game):
+            print(f"left out: {key} (against the agent replaced)")
+        else:
+            kept[key] = row
+    return kept
+
+
 def evaluation_rows(
-    strength: dict[str, Any], game: str, replacing: bool = False
+    strength: dict[str, Any], game: str, rename_opponent: Callable[[str], str] = str
 ) -> dict[str, dict[str, Any]]:
     """The strength benchmark's matches as shipped evaluation rows (``vs_<opponent>`` for the
-    raw network, ``sims<N>_vs_<opponent>`` with search), in the arena's field names.
-    ``replacing``: the policy replaces the shipped ``pretrained:<game>``, so matches against
-    that name (the agent it replaces) are left out: shipped, they would read as the new agent
-    against itself (they stay in the strength file)."""
+    raw network, ``sims<N>_vs_<opponent>`` with search), in the arena's field names, opponents
+    named by ``rename_opponent`` (the names after the shipped agent they name is moved aside)."""
     from spieltisch.agents.arena.stats import wilson
 
     rows = {}
     for match in strength["matches"]:
-        if replacing and names_shipped_default(match["opponent"], game):
-            print(f"left out: the match against {match['opponent']} (the agent replaced)")
-            continue
         sims, games = match["sims"], match["games"]
+        opponent = rename_opponent(match["opponent"])
         win_low, win_high = wilson(match["wins"], games)
         agent = f"pretrained:{game}" + (f":sims={sims}" if sims else "")
-        key = (f"sims{sims}_" if sims else "") + f"vs_{match['opponent']}"
+        key = (f"sims{sims}_" if sims else "") + f"vs_{opponent}"
         rows[key] = {
             "agent": agent,
-            "opponent": match["opponent"],
+            "opponent": opponent,
             "games": games,
             "wins": match["wins"],
             "draws": match["draws"],
@@ -250,19 +261,21 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.run_dir / args.policy} was not trained by algorithm alphazero")
     name = pretrained_name(game, options)
     label = f"pretrained:{game}" + (":algo=alphazero" if args.beside else "")
+    old_algo = shipped_algorithm(args.pretrained_dir, name)
+    moved = not args.beside and args.ship and old_algo not in (None, "alphazero")
+    rename = renamer(game, old_algo) if moved else str  # opponents named as after the move
     if args.strength is not None:
         strength = json.loads(args.strength.read_text())
-        evaluation = evaluation_rows(strength, game, replacing=args.ship and not args.beside)
+        evaluation = evaluation_rows(strength, game, rename)
     else:
         reports = [json.loads(path.read_text()) for path in args.arena]
-        old_algo = shipped_algorithm(args.pretrained_dir, name)
-        moved = not args.beside and args.ship and old_algo not in (None, "alphazero")
-        rename = renamer(game, old_algo) if moved else str  # opponents named as after the move
         evaluation = {k: v for r in reports for k, v in arena_rows(r, label, rename).items()}
         strength = {
             "command": "; ".join(row["command"] for row in evaluation.values()),
             "accuracy": [],
         }
+    if args.ship and not args.beside:
+        evaluation = without_the_replaced_agent(evaluation, game)
     result = {
         "run_dir": str(args.run_dir),
         "policy": args.policy,

@@ -408,7 +408,8 @@ def test_release_ship_alphazero_names_opponents_as_after_the_move():
 def test_release_ship_alphazero_leaves_out_matches_against_the_agent_it_replaces():
     """Shipped over ``pretrained:hus``, a match against ``pretrained:hus`` would read as the
     new agent against itself: it is left out, the PPO agent's (``algo=ppo``) and the
-    baseline's are kept; shipped beside the default, all are kept."""
+    baseline's are kept; shipped beside the default, all are kept. Over a PPO agent that moves
+    aside, the match against it is kept under its new name."""
     ship_alphazero = release_module("ship_alphazero")
     result = {"games": 10, "wins": 6, "draws": 0, "losses": 4, "seconds": 1.0}
     result |= {"score": 0.6, "score_low": 0.3, "score_high": 0.9}
@@ -421,8 +422,15 @@ def test_release_ship_alphazero_leaves_out_matches_against_the_agent_it_replaces
             {"sims": 0, "opponent": "pretrained:hilo", **result},
         ]
     }
-    replacing = ship_alphazero.evaluation_rows(strength, "hus", replacing=True)
+    rows = ship_alphazero.evaluation_rows(strength, "hus")
+    assert len(rows) == 5
+    replacing = ship_alphazero.without_the_replaced_agent(rows, "hus")
     assert list(replacing) == [
         "vs_pretrained:hus:algo=ppo", "sims32_vs_alphabeta:depth=3", "vs_pretrained:hilo"
     ]  # fmt: skip
-    assert len(ship_alphazero.evaluation_rows(strength, "hus")) == 5
+    over_ppo = ship_alphazero.evaluation_rows(
+        {"matches": strength["matches"][:1]}, "hus", ship_alphazero.renamer("hus", "ppo")
+    )
+    assert list(ship_alphazero.without_the_replaced_agent(over_ppo, "hus")) == [
+        "vs_pretrained:hus:algo=ppo"
+    ]
