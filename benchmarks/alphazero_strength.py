@@ -20,7 +20,8 @@ Results go to ``benchmarks/results/alphazero_strength_<board>[_<tag>].json`` and
 * **Accuracy** (Kalah(6,4) goki only): games against ``--accuracy-opponents`` (both seats) until
   at least ``--accuracy-moves`` of the agent's moves were judged by the exact solver
   (:func:`spieltisch.agents.kalaha.accuracy.move_accuracy`): the share of optimal moves and the
-  mean loss in stones per move.
+  mean loss in stones per move. ``--accuracy-max-stones N`` judges only positions with at most
+  N stones in the pits; ``--quick`` judges endgames (14 stones) with a 10-stone database.
 """
 
 from __future__ import annotations
@@ -123,14 +124,14 @@ def accuracy(agent: str, sims: int, args: argparse.Namespace) -> dict[str, Any]:
     from spieltisch.envs.kalaha.engine import KalahaGame
 
     board = KalahaGame(6, 4, "goki")
-    solver = KalahaSolver(board)
+    solver = KalahaSolver(board, db_stones=args.db_stones)
     name = with_sims(agent, sims)
     total: dict[str, Any] = {"moves": 0, "optimal": 0, "total_loss": 0, "games": 0}
     seed, start = args.seed, time.perf_counter()
     while total["moves"] < args.accuracy_moves:
         report = move_accuracy(
             name, board, games=args.accuracy_games, opponents=args.accuracy_opponents,
-            self_play=False, seed=seed, solver=solver,
+            self_play=False, seed=seed, solver=solver, max_stones=args.accuracy_max_stones,
         )  # fmt: skip
         for key in total:
             total[key] += getattr(report.total, key)
@@ -171,6 +172,10 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{row['mean_loss']:.3f} |"
             )
         lines.append(f"\nOpponents of these games: {results['accuracy_opponents']} (both seats).")
+        if results.get("accuracy_max_stones") is not None:
+            lines.append(
+                f"Judged: positions with at most {results['accuracy_max_stones']} stones in the pits."
+            )
     lines += ["", f"Command: `{results['command']}`", ""]
     return "\n".join(lines)
 
@@ -194,12 +199,25 @@ def main() -> None:
     ap.add_argument("--accuracy-moves", type=int, default=2000, help="0: no accuracy")
     ap.add_argument("--accuracy-games", type=int, default=40)
     ap.add_argument("--accuracy-opponents", nargs="+", default=["random", "alphabeta:depth=4"])
+    ap.add_argument(
+        "--accuracy-max-stones", type=int, default=None,
+        help="judge only positions with at most this many stones in the pits (default: all)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--db-stones", type=int, default=None,
+        help="the solver's endgame database size (default: the solver's, 20 stones, built once)",
+    )  # fmt: skip
     ap.add_argument("--tag", default="", help="results file suffix (several runs of a board)")
     add_run_options(ap)
     args = ap.parse_args()
     args.match = args.match or [["0", "alphabeta:depth=4"], ["32", "alphabeta:depth=4"]]
+    # --quick judges endgame positions only: a small database solves them at once, where the
+    # default one took 293 s to build and use on an Intel Xeon CI runner
     shrink_if_quick(args, games=4, match=[["0", "random"], ["2", "random"]], accuracy_moves=20,
-                    accuracy_games=2, accuracy_sims=[0, 2], accuracy_opponents=["random"])  # fmt: skip
+                    accuracy_games=2, accuracy_sims=[0, 2], accuracy_opponents=["random"],
+                    accuracy_max_stones=14, db_stones=10)  # fmt: skip
+    if args.accuracy_max_stones is not None and args.accuracy_max_stones < 1:
+        ap.error(f"--accuracy-max-stones must be at least 1, got {args.accuracy_max_stones}")
     game, options = BOARDS[args.board]
     agent = args.agent or f"pretrained:{game}"
     searcher = make_agent(with_sims(agent, 1), game, game_options=options)
@@ -228,6 +246,7 @@ def main() -> None:
         "matches": matches,
         "accuracy": rows,
         "accuracy_opponents": args.accuracy_opponents,
+        "accuracy_max_stones": args.accuracy_max_stones,
         "tag": args.tag,
         "machine": machine_info(),
         "load_average": os.getloadavg(),
