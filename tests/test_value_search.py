@@ -36,10 +36,18 @@ def _observation(state, seat: int) -> np.ndarray:
     return out
 
 
-def _minimax(state, root: int, depth: int, net: PolicyNet) -> float:
-    """Value for ``root`` of ``state``: exact at the end, the value head at depth 0."""
+def _minimax(
+    state, root: int, depth: int, net: PolicyNet, margin: tuple[float, float] = (0.0, 1.0)
+) -> float:
+    """Value for ``root`` of ``state``: exact at the end (the result, blended with the stone
+    margin by ``margin`` = (weight, scale) as a margin-trained net learns it), the value head
+    at depth 0."""
     if state.is_terminal():
-        return float(state.returns()[root])
+        weight, scale = margin
+        stones = state.score_difference() * (1 if root == 0 else -1) if weight else 0
+        return (1 - weight) * float(state.returns()[root]) + weight * min(
+            max(stones / scale, -1.0), 1.0
+        )
     mover = state.current_player
     if depth == 0:
         v = _value(net, _observation(state, mover), state.legal_mask())
@@ -48,7 +56,7 @@ def _minimax(state, root: int, depth: int, net: PolicyNet) -> float:
     for a in state.legal_actions():
         child = state.clone()
         child.apply(a)
-        children.append(_minimax(child, root, depth - 1, net))
+        children.append(_minimax(child, root, depth - 1, net, margin))
     return max(children) if mover == root else min(children)
 
 
@@ -65,19 +73,23 @@ def _random_states(game, count: int, rng: np.random.Generator):
     return states
 
 
-@pytest.mark.parametrize("depth", [1, 2, 3])
-def test_kalaha_search_equals_recursive_minimax(depth: int) -> None:
+@pytest.mark.parametrize(
+    ("depth", "margin"), [(1, (0.0, 1.0)), (2, (0.0, 1.0)), (3, (0.0, 1.0)), (3, (0.5, 4.0))]
+)
+def test_kalaha_search_equals_recursive_minimax(depth: int, margin: tuple[float, float]) -> None:
     game = KalahaGame(**KALAHA)
     net = _net(10, 4, 3.0)
     rng = np.random.default_rng(depth)
     for state in _random_states(game, 25, rng):
         player = state.current_player
-        actions, values = searched_values(net, "kalaha", KALAHA, state.board, player, depth)
+        actions, values = searched_values(
+            net, "kalaha", KALAHA, state.board, player, depth, value_margin=margin
+        )
         assert actions.tolist() == list(state.legal_actions())
         for a, v in zip(actions, values, strict=True):
             child = state.clone()
             child.apply(int(a))
-            expected = _minimax(child, player, depth - 1, net)
+            expected = _minimax(child, player, depth - 1, net, margin)
             assert v == pytest.approx(expected, abs=1e-5), (state.to_text(), a)
 
 
@@ -205,23 +217,38 @@ def test_compiled_value_net_equals_torch(game: str, count_bins: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("game", "depth"), [("kalaha", 1), ("kalaha", 3), ("kalaha", 4), ("hus", 3)]
+    ("game", "depth", "margin"),
+    [
+        ("kalaha", 1, (0.0, 1.0)),
+        ("kalaha", 3, (0.0, 1.0)),
+        ("kalaha", 4, (0.0, 1.0)),
+        ("hus", 3, (0.0, 1.0)),
+        ("kalaha", 3, (1.0, 6.0)),
+        ("kalaha", 4, (0.5, 4.0)),
+    ],
 )
-def test_alphabeta_equals_the_full_width_search(game: str, depth: int) -> None:
+def test_alphabeta_equals_the_full_width_search(
+    game: str, depth: int, margin: tuple[float, float]
+) -> None:
     """Without a transposition table the compiled alpha-beta gives the best moves the exact
-    full-width minimax value (rounded to 1e-4; a forced win scores beyond any value), and every
-    other move an upper bound of its value."""
+    full-width minimax value (rounded to 1e-4; a forced win scores beyond any value, or on the
+    value head's scale for a net trained on the margin), and every other move an upper bound of
+    its value."""
     from spieltisch.agents.mancala.alphabeta import VALUE_SCALE, WIN
     from spieltisch.agents.neural.value_search import alphabeta_searcher
 
     options, size, actions, scale = (KALAHA, 10, 4, 3.0) if game == "kalaha" else ({}, 32, 16, 4.0)
     net = _net(size, actions, scale)
-    searcher = alphabeta_searcher(net, game, options, depth, seed=0, tt_bits=0)
+    searcher = alphabeta_searcher(net, game, options, depth, seed=0, tt_bits=0, value_margin=margin)
     engine = KalahaGame(**KALAHA) if game == "kalaha" else HusGame()
     for state in _random_states(engine, 30, np.random.default_rng(depth)):
-        moves, full = searched_values(net, game, options, state.board, state.current_player, depth)
+        moves, full = searched_values(
+            net, game, options, state.board, state.current_player, depth, value_margin=margin
+        )
         found = searcher.root_values(state)
         raw = np.array([found[int(a)] for a in moves])
+        if margin[0] > 0:
+            assert np.all(np.abs(raw) <= VALUE_SCALE), raw  # one scale for proven and estimated
         bounds = np.where(np.abs(raw) >= WIN // 2, np.sign(raw), raw / VALUE_SCALE)
         best = raw == raw.max()
         assert bounds[best][0] == pytest.approx(full.max(), abs=1.5e-4), state.to_text()

@@ -24,7 +24,8 @@ stones on the board minus the opponent's. The same search scores its horizon wit
 network's value head instead when given one (:func:`net_leaf_evaluator`; the agent
 ``pretrained:<game>:search=N`` of :mod:`spieltisch.agents.neural.value_search`); move ordering stays
 static. A finished game is worth ``+-WIN`` plus that margin
-(the margin makes winning by more preferred). Ties between equally good moves are broken at
+(the margin makes winning by more preferred); a network trained on the stone margin scores it
+on its own scale instead (:func:`_finished_value`). Ties between equally good moves are broken at
 random with the agent's own generator (seeded by ``reset(seed)``), so games differ.
 """
 
@@ -90,17 +91,18 @@ def _terminal_value(kind: int, board: np.ndarray, player: int, next_player: int)
     return result * WIN + _static(kind, board, player)
 
 
-#: what the compiled search reads to score its horizon: layer sizes, weights, scratch and the
-#: input encoding (observation size, one-hot bins per count); empty arrays
+#: what the compiled search reads to score its horizon: layer sizes, weights, scratch, the
+#: input encoding (observation size, one-hot bins per count) and how finished games are scored
+#: (``(margin_weight, margin_scale)``, see :func:`_finished_value`); empty arrays
 #: (:func:`static_leaf_evaluator`) mean the static value
-NetTuple = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+NetTuple = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def static_leaf_evaluator() -> NetTuple:
     """No network: the search scores its horizon with the static value."""
     return (
         np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((2, 0), np.float32),
-        np.zeros(2, np.int64),
+        np.zeros(2, np.int64), np.zeros(0, np.float64),
     )  # fmt: skip
 
 
@@ -109,12 +111,23 @@ def net_leaf_evaluator(
     observation_size: int,
     scale: float,
     count_bins: int = 0,
+    margin_weight: float = 0.0,
+    margin_scale: float = 1.0,
 ) -> NetTuple:
     """A tanh MLP value net (``layers`` = (weight (out, in), bias) per layer, the last one
     the value head; every layer is followed by tanh) as the arrays the compiled search reads:
     its input is the mover's observation (the env's, ``observation_size`` long, from the rules'
     ``observe`` kernel) divided by ``scale``, followed with ``count_bins`` C > 0 by each count
-    one-hot over 0..C-1 (as :meth:`~spieltisch.agents.neural.policy.PolicyNet.inputs`)."""
+    one-hot over 0..C-1 (as :meth:`~spieltisch.agents.neural.policy.PolicyNet.inputs`).
+
+    ``margin_weight`` w and ``margin_scale``: the value the net was trained to predict for a
+    finished game (``game_outcome``: ``(1 - w) * result + w * clip(margin / margin_scale, -1,
+    1)``); with w > 0 the search scores finished games on that scale (:func:`_finished_value`)."""
+    if not 0.0 <= margin_weight <= 1.0 or not margin_scale > 0:
+        raise ValueError(
+            f"margin_weight must be in [0, 1] and margin_scale above 0, got {margin_weight}, "
+            f"{margin_scale}"
+        )
     sizes = [layers[0][0].shape[1]] + [w.shape[0] for w, _ in layers]
     if sizes[-1] != 1 or sizes[0] != observation_size * (1 + count_bins):
         raise ValueError(f"not a value net over this observation: layer sizes {sizes}")
@@ -127,6 +140,7 @@ def net_leaf_evaluator(
     return (
         np.asarray(sizes, np.int64), np.concatenate(params).astype(np.float32),
         np.zeros((2, max(sizes)), np.float32), np.array([observation_size, count_bins], np.int64),
+        np.array([margin_weight, margin_scale], np.float64),
     )  # fmt: skip
 
 
@@ -154,7 +168,7 @@ def _tanh(x: float) -> float:
 def _net_value(kind: int, board: np.ndarray, mover: int, net: NetTuple) -> float:
     """The value net's output for ``mover`` (to move) on ``board`` (about 4 us for 32 inputs
     and two hidden layers of 128)."""
-    sizes, params, scratch, encoding = net
+    sizes, params, scratch, encoding, _outcome = net
     x = scratch[0]
     y = scratch[1]
     if kind == KALAHA:
@@ -192,6 +206,29 @@ def _leaf_value(kind: int, board: np.ndarray, player: int, mover: int, net: NetT
         return _static(kind, board, player)
     v = round(_net_value(kind, board, mover, net) * VALUE_SCALE)
     return v if mover == player else -v
+
+
+@numba.njit(cache=True, nogil=True)
+def _finished_value(
+    kind: int, board: np.ndarray, player: int, next_player: int, net: NetTuple
+) -> int:
+    """Value for ``player`` of a finished game in the search's units.
+
+    The static search and a net trained on the result alone (margin weight 0): ``+-WIN`` plus
+    the margin (:func:`_terminal_value`; the net's values estimate the same result, so a proven
+    win ranks above all of them and the margin breaks ties). A net trained on the stone margin
+    (w > 0) predicts ``(1 - w) * result + w * clip(margin / scale, -1, 1)``: a finished game is
+    scored the same way, times ``VALUE_SCALE``, so a proven small win is not preferred over a
+    line the net values as a bigger one (the Kalah solver, too, scores the margin)."""
+    outcome = net[4]
+    if outcome.shape[0] == 0 or outcome[0] == 0.0:
+        return _terminal_value(kind, board, player, next_player)
+    if kind == KALAHA:
+        result = kalaha_final_result(board, next_player, player)
+    else:
+        result = hus_final_result(board, next_player, player)
+    margin = min(max(_static(kind, board, player) / outcome[1], -1.0), 1.0)
+    return round(((1.0 - outcome[0]) * result + outcome[0] * margin) * VALUE_SCALE)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -283,7 +320,7 @@ def _negamax(
         p = packs[i]
         nxt = p & 1
         if (p >> 1) & 1:
-            v = _terminal_value(kind, children[i], player, nxt)
+            v = _finished_value(kind, children[i], player, nxt, net)
         elif nxt == player:
             v = _negamax(
                 kind,
@@ -364,7 +401,7 @@ def _root_values(
         # alpha = best - 1 so that moves equal to the best get their exact value (ties).
         alpha = best - 1 if best > -INF else -INF
         if (p >> 1) & 1:
-            v = _terminal_value(kind, child, player, nxt)
+            v = _finished_value(kind, child, player, nxt, net)
         elif depth <= 1:
             v = _leaf_value(kind, child, player, nxt, net)
         elif nxt == player:

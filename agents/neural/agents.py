@@ -212,6 +212,7 @@ def make_prefixed_agent(
             params["search"],
             seed=seed,
             max_leaves=params.get("leaves", 0),
+            value_margin=ckpt.value_margin,
         )
         agent.name = searched_name
         agent.trained_options = ckpt.game_options  # what its value means (analysis)

@@ -5,8 +5,9 @@ perfect-information, deterministic games (Kalaha, Hus) a few plies of minimax ov
 make a much stronger player than the raw policy, the way TD-Gammon and AlphaZero combine a
 learned evaluation with search. ``search=N``: the ``N``-ply minimax value of every move, where
 
-* finished games are scored exactly (the game's result), unfinished positions at the horizon
-  with the value head (an extra turn in Kalaha is a ply like any other);
+* finished games are scored exactly (the game's result; for a net trained on the stone margin,
+  ``margin_weight`` > 0, the value it was trained to predict, ``game_outcome``), unfinished
+  positions at the horizon with the value head (an extra turn in Kalaha is a ply like any other);
 * among moves with the same searched value, the policy head's preferred move is played.
 
 Two implementations compute that value:
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 from spieltisch.agents.base import Agent, legal_actions_of
+from spieltisch.agents.neural.gumbel_search import game_outcome
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.envs import make_batch
 from spieltisch.envs._common.batch import BatchedGame
@@ -72,12 +74,15 @@ def searched_values(
     player: int,
     depth: int,
     max_leaves: int = 0,
+    value_margin: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(actions, values)``: every legal move of the position and its ``depth``-ply minimax
-    value for ``player`` (the player to move), leaves scored by the network's value head.
+    value for ``player`` (the player to move), leaves scored by the network's value head and
+    finished games by ``game_outcome(*value_margin)`` (what the value head was trained on).
 
     With ``max_leaves`` the tree keeps growing past ``depth`` plies while the next ply has at
     most that many positions (endgames, forced sequences), so the depth adapts to a budget."""
+    outcome = game_outcome(*value_margin)
     if depth < 1:
         raise ValueError(f"search depth must be at least 1, got {depth}")
     boards = np.asarray(board)[None].copy()
@@ -101,7 +106,7 @@ def searched_values(
         boards = children.boards.copy()
         players = children.current_player.copy()
         terminal = children.terminal.copy()
-        exact = children.returns()[:, player]
+        exact = outcome(children)[:, player]
         levels.append((parent, action, players, terminal, exact))
         last_games = children
     # leaves of the deepest level: exact if finished, else the value head
@@ -153,9 +158,11 @@ def alphabeta_searcher(
     depth: int,
     seed: int | None = None,
     tt_bits: int = 20,
+    value_margin: tuple[float, float] = (0.0, 1.0),
 ) -> Any:
     """The ``alphabeta`` baseline's compiled search with ``net``'s value head at the horizon
-    (``tt_bits=0``: no transposition table, so values are exactly the ``depth``-ply minimax)."""
+    (``tt_bits=0``: no transposition table, so values are exactly the ``depth``-ply minimax);
+    ``value_margin``: ``(margin_weight, margin_scale)`` of the value head's training target."""
     from spieltisch.agents.mancala.alphabeta import (
         MancalaSearchAgent,
         net_leaf_evaluator,
@@ -168,7 +175,8 @@ def alphabeta_searcher(
     )
     (observation_size,) = make_batch(game, 1, **game_options).observation_shape
     searcher.leaf_net = net_leaf_evaluator(
-        value_layers(net), observation_size, net.arch.observation_scale, net.arch.count_bins
+        value_layers(net), observation_size, net.arch.observation_scale, net.arch.count_bins,
+        *value_margin,
     )
     return searcher
 
@@ -176,7 +184,9 @@ def alphabeta_searcher(
 class ValueSearchAgent(Agent):
     """Plays the move with the best ``depth``-ply minimax value over ``net``'s value head
     (alpha-beta; or the full tree, deeper while a ply has at most ``max_leaves`` positions);
-    ties go to the move the policy head prefers. Needs the engine state."""
+    ties go to the move the policy head prefers. Needs the engine state. ``value_margin``:
+    ``(margin_weight, margin_scale)`` of the value head's training target
+    (``Checkpoint.value_margin``), how finished games in the tree are scored."""
 
     def __init__(
         self,
@@ -186,6 +196,7 @@ class ValueSearchAgent(Agent):
         depth: int,
         seed: int | None = None,
         max_leaves: int = 0,
+        value_margin: tuple[float, float] = (0.0, 1.0),
     ) -> None:
         super().__init__(seed)
         if game not in SEARCHABLE_GAMES:
@@ -199,9 +210,14 @@ class ValueSearchAgent(Agent):
         self.game_options = dict(game_options)
         self.depth = depth
         self.max_leaves = max_leaves
+        self.value_margin = value_margin
         self.name = f"search{depth}"
         self.searcher = (
-            None if max_leaves else alphabeta_searcher(self.net, game, game_options, depth, seed)
+            None
+            if max_leaves
+            else alphabeta_searcher(
+                self.net, game, game_options, depth, seed, value_margin=value_margin
+            )
         )
 
     def reset(self, seed: int | None = None) -> None:
@@ -223,15 +239,17 @@ class ValueSearchAgent(Agent):
         """``(actions, values)``: the searched value of every legal move of ``state``, what
         :meth:`act` chooses by. Alpha-beta: values in its integer units (the value head times
         :data:`~spieltisch.agents.mancala.alphabeta.VALUE_SCALE`, finished games ``+-WIN`` plus
-        the margin; moves worse than the best are upper bounds), ``tt`` the transposition table
+        the margin, or on the value head's scale for a margin-trained net; moves worse than the
+        best are upper bounds), ``tt`` the transposition table
         to use (default the searcher's own); the full tree: the value head's units."""
         if self.searcher is not None:
             values = self.searcher.root_values(state, tt=tt)
             return np.array(list(values)), np.array(list(values.values()), dtype=np.float64)
         board, player = state.board, int(state.current_player)
         return searched_values(
-            self.net, self.game, self.game_options, board, player, self.depth, self.max_leaves
-        )
+            self.net, self.game, self.game_options, board, player, self.depth, self.max_leaves,
+            self.value_margin,
+        )  # fmt: skip
 
 
 def choose_searched_action(
