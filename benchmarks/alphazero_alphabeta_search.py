@@ -30,11 +30,13 @@ from _common import add_run_options, result_path, shrink_if_quick, write_results
 from spieltisch.agents.arena.provenance import machine_info
 
 #: (game, options, agent, opponent): the networks with search against the strongest baseline
-#: each target names, and the PPO network with the same search for comparison
+#: each target names, and for comparison the PPO network with the same search and the Hus
+#: baseline searching two plies deeper
 MATCHES = [
     ("kalaha", "-o seeds=4", "pretrained:kalaha:search=6", "alphabeta:depth=8"),
     ("hus", "", "pretrained:hus:search=6", "alphabeta:depth=6"),
     ("hus", "", "pretrained:hus:search=8", "alphabeta:depth=6"),
+    ("hus", "", "alphabeta:depth=8", "alphabeta:depth=6"),  # what 2 plies more of the baseline give
     ("kalaha", "-o seeds=4", "pretrained:kalaha:algo=ppo,search=6", "alphabeta:depth=8"),
 ]
 ACCURACY_AGENT = "pretrained:kalaha:search=6"
@@ -64,20 +66,22 @@ def match_row(game: str, options: str, agent: str, opponent: str, args: Any) -> 
     pair = run_json(command)["pairs"][0]
     keep = ("games", "wins", "draws", "losses", "score", "score_low", "score_high")
     keep += ("win_rate", "win_low", "win_high")
+    seats = ("seeds_won_every_order", "seeds_split", "seeds_lost_every_order")
     return {
         "kind": "match",
         "agent": agent,
         "opponent": opponent,
         **{k: pair[k] for k in keep},
+        **{k: pair["extra"][k] for k in seats},
         "command": command,
     }
 
 
-def accuracy_row(args: Any) -> dict[str, Any]:
+def accuracy_row(args: Any, opening_plies: int) -> dict[str, Any]:
     command = (
         f"spieltisch solve kalaha --pits 6 --seeds 4 --accuracy {ACCURACY_AGENT} "
         f"--games {args.accuracy_games} --opponents random alphabeta:depth=4 --no-self-play "
-        f"--seed {args.seed}"
+        f"--seed {args.seed}" + (f" --opening-plies {opening_plies}" if opening_plies else "")
     )
     print(command, flush=True)
     result = run_json(command)
@@ -85,6 +89,8 @@ def accuracy_row(args: Any) -> dict[str, Any]:
     return {
         "kind": "accuracy",
         "agent": ACCURACY_AGENT,
+        "opening_plies": opening_plies,
+        "distinct_games": result["distinct_games"],
         "moves": total["moves"],
         "optimal_share": total["optimal_share"],
         "mean_loss": total["mean_loss"],
@@ -113,15 +119,24 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         results["note"] + ".",
         "",
-        "| agent | opponent | games | W / D / L | wins [95%] | score [95%] |",
-        "|---|---|---:|---|---|---|",
+        "Seeds: how each seed's two seat orders went for the agent, won both / split / lost "
+        "both; where the seat decides most games, only won minus lost moves the score from 0.5.",
+        "",
+        "| agent | opponent | games | W / D / L | wins [95%] | score [95%] | seeds won / split / "
+        "lost |",
+        "|---|---|---:|---|---|---|---|",
     ]
     for m in results["matches"]:
+        seeds = (
+            f"{m['seeds_won_every_order']} / {m['seeds_split']} / {m['seeds_lost_every_order']}"
+            if "seeds_split" in m
+            else "—"
+        )
         lines.append(
             f"| `{m['agent']}` | `{m['opponent']}` | {m['games']:,} | "
             f"{m['wins']} / {m['draws']} / {m['losses']} | "
             f"{m['win_rate']:.1%} [{m['win_low']:.1%}, {m['win_high']:.1%}] | "
-            f"{m['score']:.3f} [{m['score_low']:.3f}, {m['score_high']:.3f}] |"
+            f"{m['score']:.3f} [{m['score_low']:.3f}, {m['score_high']:.3f}] | {seeds} |"
         )
     if results["accuracy"]:
         lines += [
@@ -129,12 +144,17 @@ def markdown(results: dict[str, Any]) -> str:
             "Kalah(6,4) judged by the solver (every move of the games against `random` and "
             "`alphabeta:depth=4`, both seats):",
             "",
-            "| agent | moves | optimal | mean loss (stones/move) |",
-            "|---|---:|---:|---:|",
+            "| agent | opening plies | distinct games (random; depth 4) | moves | optimal | "
+            "mean loss (stones/move) |",
+            "|---|---:|---|---:|---:|---:|",
         ]
         for a in results["accuracy"]:
+            distinct = a.get("distinct_games", {})
+            games = a.get("games", 0) // 2
             lines.append(
-                f"| `{a['agent']}` | {a['moves']:,} | {a['optimal_share']:.1%} | "
+                f"| `{a['agent']}` | {a.get('opening_plies', 0)} | "
+                f"{distinct.get('random', '?')} / {distinct.get('alphabeta:depth=4', '?')} of "
+                f"{games} each | {a['moves']:,} | {a['optimal_share']:.1%} | "
                 f"{a['mean_loss']:.2f} |"
             )
     commands = [row["command"] for row in results["matches"] + results["accuracy"]]
@@ -148,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=500, help="seeds per match (2 games each)")
     ap.add_argument("--seed", type=int, default=7_000_000)
     ap.add_argument("--accuracy-games", type=int, default=80, help="0: no solver judgement")
+    ap.add_argument(
+        "--accuracy-opening-plies", type=int, nargs="+", default=[0, 2],
+        help="one solver row per value: random opening plies of its games (0: the agents' own "
+        "games, which deterministic agents repeat; 2: varied, as the arena's)",
+    )  # fmt: skip
     ap.add_argument("--note", default="", help="added to the report (e.g. the machine's load)")
     ap.add_argument(
         "--games", nargs="+", choices=sorted({m[0] for m in MATCHES}), default=None,
@@ -161,12 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     played = played[:1] if args.quick else played
     matches = [match_row(*m, args) for m in played]
     judged = args.accuracy_games > 0 and (args.games is None or "kalaha" in args.games)
-    accuracy = [accuracy_row(args)] if judged else []
+    accuracy = (
+        [accuracy_row(args, plies) for plies in args.accuracy_opening_plies] if judged else []
+    )
     if args.games is not None:
         matches, accuracy = kept_rows(args, matches, accuracy)
     note = (
         "the shipped AlphaZero networks (pretrained:kalaha -o seeds=4, pretrained:hus; and for "
-        "comparison the PPO network of Kalah(6,4), pretrained:kalaha:algo=ppo) playing with "
+        "comparison the PPO network of Kalah(6,4), pretrained:kalaha:algo=ppo, and the Hus "
+        "baseline at depth 8) playing with "
         "search=N: the compiled alpha-beta of the alphabeta baseline, N plies, with the "
         "network's value head at the horizon instead of the store difference "
         f"(agents/neural/value_search.py); {2 * args.seeds:,}-game matches on seeds from "

@@ -95,6 +95,28 @@ def test_greedy_beats_random_kalaha() -> None:
     assert s.score_low > 0.5, s
 
 
+def test_pair_summary_counts_seeds_by_how_both_seat_orders_went() -> None:
+    """Four seeds, each played in both seat orders: won both, split, split with a draw, lost
+    both; the score is 0.5 plus (won - lost) / (2 * seeds)."""
+    from spieltisch.agents.arena import GameResult
+
+    outcomes = {1: (1.0, 1.0), 2: (1.0, -1.0), 3: (0.0, -1.0), 4: (-1.0, -1.0)}
+    results = [
+        GameResult(seed=seed, order=order, rewards=(r, -r), moves=10)
+        for seed, pair in outcomes.items()
+        for order, r in zip(((0, 1), (1, 0)), pair, strict=True)
+    ]
+    s = summarize_pair(results, ("a", "b"))
+    assert (s.extra["seeds_won_every_order"], s.extra["seeds_split"]) == (1, 2)
+    assert s.extra["seeds_lost_every_order"] == 1
+    assert (s.wins, s.draws, s.losses) == (3, 1, 4)
+    other = summarize_pair(
+        [GameResult(g.seed, g.order, (g.rewards[1], g.rewards[0]), 10) for g in results],
+        ("b", "a"),
+    )
+    assert (other.extra["seeds_won_every_order"], other.extra["seeds_lost_every_order"]) == (1, 1)
+
+
 def test_hilo_heuristic_beats_random() -> None:
     results = play_table("hilo", ["heuristic:samples=2", "random"], seeds=8)
     s = summarize_pair(results, ("heuristic", "random"))

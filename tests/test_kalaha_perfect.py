@@ -138,6 +138,30 @@ def test_accuracy_of_perfect_and_random(tmp_path):
     assert "at most 8 stones" in late.summary()
 
 
+def test_accuracy_counts_distinct_games_and_opening_plies_vary_them(tmp_path):
+    """A deterministic agent (always the leftmost pit) in self-play replays one game; random
+    opening plies (played by the table, not judged) make the games differ."""
+    from spieltisch.agents.base import Agent, legal_actions_of
+
+    class Leftmost(Agent):
+        name = "leftmost"
+
+        def act(self, observation, state=None):
+            return int(legal_actions_of(observation)[0])
+
+    game = KalahaGame(4, 3, "goki")
+    solver = KalahaSolver(game, db_stones=4, cache_dir=tmp_path, tt_bits=14)
+    kwargs = {"games": 6, "opponents": [], "solver": solver}
+    plain = move_accuracy(lambda seed: Leftmost(seed), game, **kwargs)
+    opened = move_accuracy(lambda seed: Leftmost(seed), game, opening_plies=4, **kwargs)
+    assert plain.distinct_games == {"self": 1} and plain.total.games == 6
+    assert opened.distinct_games["self"] >= 5
+    assert opened.as_dict()["opening_plies"] == 4 and "4 random opening plies" in opened.summary()
+    assert "(5 distinct)" in opened.summary() or "(6 distinct)" in opened.summary()
+    with pytest.raises(ValueError, match="opening_plies"):
+        move_accuracy("greedy", game, opening_plies=-1, **kwargs)
+
+
 def test_judge_move_loss(tmp_path):
     game = KalahaGame(4, 2, "goki")
     solver = KalahaSolver(game, db_stones=4, cache_dir=tmp_path, tt_bits=12)
@@ -168,6 +192,9 @@ def test_cli_solve(tmp_path, capsys):
 
     assert main([*args, "--accuracy", "random", "--games", "2", "--quiet"]) == 0
     assert "random on Kalah(4,2) goki" in capsys.readouterr().out
+    accuracy = ["--accuracy", "greedy", "--games", "2", "--opening-plies", "3", "--quiet"]
+    assert main([*args, *accuracy, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["opening_plies"] == 3
 
     assert main([*args, "--position", "1,2/0 3"]) == 2  # bad notation: a clear error
     assert "spieltisch solve:" in capsys.readouterr().err

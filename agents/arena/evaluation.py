@@ -315,6 +315,21 @@ class PairSummary:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def seed_outcomes(rewards_by_seed: dict[int, list[float]]) -> dict[str, int]:
+    """How the seeds' seat orders went for the agent: ``seeds_won_every_order`` (it won every
+    game of the seed), ``seeds_lost_every_order`` and ``seeds_split`` (the rest). Where the seat
+    decides most games (Hus between good players: the same agent wins as the favoured seat
+    either way round), most seeds are split and only the difference of the other two moves the
+    score from 0.5: score = 0.5 + (won - lost) / (2 * seeds) without draws."""
+    won = sum(1 for r in rewards_by_seed.values() if min(r) > 0)
+    lost = sum(1 for r in rewards_by_seed.values() if max(r) < 0)
+    return {
+        "seeds_won_every_order": won,
+        "seeds_lost_every_order": lost,
+        "seeds_split": len(rewards_by_seed) - won - lost,
+    }
+
+
 def summarize_pair(results: Sequence[GameResult], names: tuple[str, str]) -> PairSummary:
     """Summary of a two-agent table, from table agent 0's side. Reward intervals treat the
     games of one seed as one paired observation."""
@@ -341,6 +356,7 @@ def summarize_pair(results: Sequence[GameResult], names: tuple[str, str]) -> Pai
             extra[f"{label}_lost_rate"] = lost / n
             extra[f"{label}_lost_ci"] = stats.wilson(lost, n)
     extra["mean_moves"] = float(np.mean([g.moves for g in results])) if n else 0.0
+    extra.update(seed_outcomes(by_seed))
     cubed = [g.cube_actions for g in results if g.cube_actions is not None]
     if cubed:  # backgammon with the cube: how often each side doubled, took and dropped
         for side, index in (("agent", 0), ("opponent", 1)):

@@ -69,6 +69,11 @@ class AccuracyReport:
     by_opponent: dict[str, AccuracyStats] = field(default_factory=dict)
     seconds: float = 0.0
     max_stones: int | None = None
+    opening_plies: int = 0
+    #: games whose moves by the agent differed from every other game's (against the same
+    #: opponent, from the same seat): deterministic agents repeat games, so this, not the
+    #: number of moves, says how much was sampled
+    distinct_games: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +83,8 @@ class AccuracyReport:
             "by_opponent": {k: v.as_dict() for k, v in self.by_opponent.items()},
             "seconds": self.seconds,
             "max_stones": self.max_stones,
+            "opening_plies": self.opening_plies,
+            "distinct_games": self.distinct_games,
         }
 
     def summary(self) -> str:
@@ -86,6 +93,7 @@ class AccuracyReport:
             f"{self.game['rules']}: {self.total.moves} moves in {self.total.games} games, "
             f"{100 * self.total.optimal_share:.1f}% optimal, "
             f"mean loss {self.total.mean_loss:.3f} stones per move"
+            + (f", {self.opening_plies} random opening plies a game" if self.opening_plies else "")
             + (
                 f" (positions with at most {self.max_stones} stones left; "
                 f"{self.total.skipped} earlier moves not judged)"
@@ -94,9 +102,11 @@ class AccuracyReport:
             )
         ]
         for name, s in self.by_opponent.items():
+            distinct = self.distinct_games.get(name)
             lines.append(
-                f"  vs {name}: {s.moves} moves in {s.games} games, "
-                f"{100 * s.optimal_share:.1f}% optimal, mean loss {s.mean_loss:.3f}"
+                f"  vs {name}: {s.moves} moves in {s.games} games"
+                + (f" ({distinct} distinct)" if distinct is not None else "")
+                + f", {100 * s.optimal_share:.1f}% optimal, mean loss {s.mean_loss:.3f}"
             )
         return "\n".join(lines)
 
@@ -145,6 +155,7 @@ def move_accuracy(
     solver: KalahaSolver | None = None,
     progress: Callable[[str], None] | None = None,
     max_stones: int | None = None,
+    opening_plies: int = 0,
 ) -> AccuracyReport:
     """Share of optimal moves and mean value loss per move of ``agent`` on ``game``.
 
@@ -153,8 +164,13 @@ def move_accuracy(
     seat 1 in odd ones) and, if ``self_play``, ``games`` games against itself (both seats'
     moves count). Every move of the agent is judged by ``solver`` (a new one with default
     settings if not given). ``max_stones``: judge only positions with at most this many stones
-    in the pits (for boards whose early positions are too big to solve).
+    in the pits (for boards whose early positions are too big to solve). ``opening_plies``:
+    each game starts with that many random moves made by the table (drawn from the game's
+    seed, not judged), as in the arena: without them a deterministic agent against a
+    deterministic opponent replays a few games over and over (``distinct_games`` counts them).
     """
+    if opening_plies < 0:
+        raise ValueError(f"opening_plies must be at least 0, got {opening_plies}")
     game = game or KalahaGame(6, 4, "goki")
     options = {"pits": game.pits, "seeds": game.seeds, "rules": game.rules}
     solver = solver or KalahaSolver(game)
@@ -169,11 +185,14 @@ def move_accuracy(
         name = getattr(agent(0), "name", "agent")
 
     env = make("kalaha", **options)
-    report = AccuracyReport(agent=name, game=options, max_stones=max_stones)
+    report = AccuracyReport(
+        agent=name, game=options, max_stones=max_stones, opening_plies=opening_plies
+    )
     t0 = time.perf_counter()
     matchups = [(o, False) for o in opponents] + ([("self", True)] if self_play else [])
     for opponent, is_self in matchups:
         stats = AccuracyStats()
+        played: set[tuple[int, tuple[tuple[bytes, int], ...]]] = set()
         for g in range(games):
             game_seed = seed + 1000 * g
             me = _Recorder(new_agent(game_seed))
@@ -182,7 +201,14 @@ def move_accuracy(
             else:
                 other = make_agent(opponent, "kalaha", seed=game_seed + 1, game_options=options)
             seats = [me, other] if g % 2 == 0 or is_self else [other, me]
-            play_game(env, dict(zip(env.possible_agents, seats, strict=True)), seed=game_seed)
+            play_game(
+                env,
+                dict(zip(env.possible_agents, seats, strict=True)),
+                seed=game_seed,
+                opening_plies=opening_plies,
+            )
+            seat = seats.index(me)
+            played.add((seat, tuple((st.board.tobytes(), a) for st, a in me.record)))
             recorders = [me, other] if is_self else [me]
             for rec in recorders:
                 for state, action in rec.record:
@@ -202,6 +228,7 @@ def move_accuracy(
                     f"{100 * stats.optimal_share:.1f}% optimal, {time.perf_counter() - t0:.1f} s"
                 )
         report.by_opponent[opponent] = stats
+        report.distinct_games[opponent] = len(played)
         report.total.add(stats)
     report.seconds = time.perf_counter() - t0
     return report

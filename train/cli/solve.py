@@ -154,6 +154,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="--accuracy: judge only positions with at most N stones left in the pits (for "
         "boards too big to solve from the start, e.g. Kalah(6,6): try 30)",
     )
+    p.add_argument(
+        "--opening-plies",
+        type=int,
+        default=0,
+        metavar="N",
+        help="--accuracy: each game starts with N random moves (from the game's seed, not "
+        "judged), as the arena's games do, so deterministic agents do not replay the same "
+        "games (the report counts the distinct ones); default 0",
+    )
     return p
 
 
@@ -236,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
                 solver=solver,
                 progress=say,
                 max_stones=args.max_stones,
+                opening_plies=args.opening_plies,
             )
         except ValueError as err:
             print(f"spieltisch solve: {err}", file=sys.stderr)
