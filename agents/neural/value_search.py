@@ -175,7 +175,10 @@ def alphabeta_searcher(
     )
     (observation_size,) = make_batch(game, 1, **game_options).observation_shape
     searcher.leaf_net = net_leaf_evaluator(
-        value_layers(net), observation_size, net.arch.observation_scale, net.arch.count_bins,
+        value_layers(net),
+        observation_size,
+        net.arch.observation_scale,
+        net.arch.count_bins,
         *value_margin,
     )
     return searcher
