@@ -66,13 +66,13 @@ def match_row(game: str, options: str, agent: str, opponent: str, args: Any) -> 
     pair = run_json(command)["pairs"][0]
     keep = ("games", "wins", "draws", "losses", "score", "score_low", "score_high")
     keep += ("win_rate", "win_low", "win_high")
-    seats = ("seeds_won_every_order", "seeds_split", "seeds_lost_every_order")
+    seed_outcomes = ("seeds_won_every_order", "seeds_split", "seeds_lost_every_order")
     return {
         "kind": "match",
         "agent": agent,
         "opponent": opponent,
         **{k: pair[k] for k in keep},
-        **{k: pair["extra"][k] for k in seats},
+        **{k: pair["extra"][k] for k in seed_outcomes},
         "command": command,
     }
 

@@ -81,14 +81,18 @@ def _static(kind: int, board: np.ndarray, player: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
+def _final_result(kind: int, board: np.ndarray, player: int, next_player: int) -> int:
+    """+1 / -1 / 0 for ``player`` of a finished game (``next_player``: who would move next)."""
+    if kind == KALAHA:
+        return kalaha_final_result(board, next_player, player)
+    return hus_final_result(board, next_player, player)
+
+
+@numba.njit(cache=True, nogil=True)
 def _terminal_value(kind: int, board: np.ndarray, player: int, next_player: int) -> int:
     """Value for ``player`` of a finished game (``next_player``: who would move next): ``+-WIN``
     by the game's result plus the static margin (0 for a Kalaha draw, whose stores are equal)."""
-    if kind == KALAHA:
-        result = kalaha_final_result(board, next_player, player)
-    else:
-        result = hus_final_result(board, next_player, player)
-    return result * WIN + _static(kind, board, player)
+    return _final_result(kind, board, player, next_player) * WIN + _static(kind, board, player)
 
 
 #: what the compiled search reads to score its horizon: layer sizes, weights, scratch, the
@@ -223,10 +227,7 @@ def _finished_value(
     outcome = net[4]
     if outcome.shape[0] == 0 or outcome[0] == 0.0:
         return _terminal_value(kind, board, player, next_player)
-    if kind == KALAHA:
-        result = kalaha_final_result(board, next_player, player)
-    else:
-        result = hus_final_result(board, next_player, player)
+    result = _final_result(kind, board, player, next_player)
     margin = min(max(_static(kind, board, player) / outcome[1], -1.0), 1.0)
     return round(((1.0 - outcome[0]) * result + outcome[0] * margin) * VALUE_SCALE)
 
