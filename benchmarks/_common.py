@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shlex
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +34,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help=f"write the results here (default: {RESULTS} for a full run, nowhere for --quick)",
     )
+
+
+def command_line(script: str, argv: list[str] | None) -> str:
+    """The command that reruns ``script`` (a benchmark's ``__file__``) with ``argv`` (default
+    the process's own arguments), quoted for a shell, as the results record it."""
+    args = argv if argv is not None else sys.argv[1:]
+    return shlex.join(["python", f"benchmarks/{Path(script).name}", *args])
 
 
 def shrink_if_quick(args: argparse.Namespace, **sizes: Any) -> None:

@@ -26,7 +26,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import add_run_options, result_path, shrink_if_quick, write_results
+from _common import (
+    add_run_options,
+    command_line,
+    result_path,
+    shrink_if_quick,
+    write_results,
+)
 from spieltisch.agents.arena.provenance import machine_info
 
 #: (game, options, agent, opponent): the networks with search against the strongest baseline
@@ -205,8 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
         "matches": matches,
         "accuracy": accuracy,
-        "command": "python benchmarks/alphazero_alphabeta_search.py "
-        + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
+        "command": command_line(__file__, argv),
     }
     write_results(args, "alphazero_alphabeta_search", results, markdown(results))
     return 0

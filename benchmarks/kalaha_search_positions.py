@@ -19,18 +19,15 @@ table carried over). Results go to ``benchmarks/results/kalaha_search_positions.
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
 import time
 from typing import Any
 
 import numpy as np
-from _common import add_run_options, shrink_if_quick, write_results
+from _common import add_run_options, command_line, shrink_if_quick, write_results
 from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.agents.arena.stats import mean_interval
-from spieltisch.agents.base import Agent
-from spieltisch.agents.kalaha.accuracy import judge_move
+from spieltisch.agents.kalaha.accuracy import MoveRecorder, judge_move
 from spieltisch.agents.kalaha.solver import KalahaSolver
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
@@ -41,25 +38,6 @@ AGENTS = [
     "pretrained:kalaha",
     *(f"pretrained:kalaha:search={depth}" for depth in (6, 7, 8, 9, 10)),
 ]
-
-
-class _PositionRecorder(Agent):
-    """Plays as ``inner`` and keeps each (observation, state) where it had a choice."""
-
-    def __init__(self, inner: Agent) -> None:
-        super().__init__()
-        self.inner = inner
-        self.name = inner.name
-        self.positions: list[tuple[dict[str, np.ndarray], KalahaState]] = []
-
-    def reset(self, seed: int | None = None) -> None:
-        self.inner.reset(seed)
-
-    def act(self, observation: dict, state: Any | None = None) -> int:
-        if len(state.legal_actions()) > 1:
-            kept = {k: np.array(v) for k, v in observation.items()}
-            self.positions.append((kept, state.clone()))
-        return self.inner.act(observation, state.clone())
 
 
 def move_losses(solver: KalahaSolver, state: KalahaState) -> dict[int, int]:
@@ -75,14 +53,18 @@ def position_set(args: Any, options: dict[str, Any]) -> list[tuple[dict, KalahaS
     for opponent in args.opponents:
         for g in range(args.games):
             seed = args.seed + 1000 * g
-            source = _PositionRecorder(
+            source = MoveRecorder(
                 make_agent(args.source, "kalaha", seed=seed, game_options=options)
             )
             other = make_agent(opponent, "kalaha", seed=seed + 1, game_options=options)
             seats = [source, other] if g % 2 == 0 else [other, source]
             agents = dict(zip(env.possible_agents, seats, strict=True))
             play_game(env, agents, seed=seed, opening_plies=args.opening_plies)
-            positions += [(obs, st, move_losses(solver, st)) for obs, st in source.positions]
+            positions += [
+                (obs, st, move_losses(solver, st))
+                for obs, st, _ in source.record
+                if len(st.legal_actions()) > 1
+            ]
         print(f"positions after the games against {opponent}: {len(positions)}", flush=True)
     return positions
 
@@ -161,8 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
         "positions": len(positions),
         "rows": rows,
-        "command": "python benchmarks/kalaha_search_positions.py "
-        + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
+        "command": command_line(__file__, argv),
     }
     write_results(args, "kalaha_search_positions", results, markdown(results))
     return 0

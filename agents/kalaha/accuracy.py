@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
 from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.base import Agent
 from spieltisch.agents.kalaha.solver import KalahaSolver
@@ -111,21 +112,23 @@ class AccuracyReport:
         return "\n".join(lines)
 
 
-class _Recorder(Agent):
-    """Wraps an agent and keeps every (position, move) it played."""
+class MoveRecorder(Agent):
+    """Wraps an agent and keeps every (observation, position, move) it played (copies: the
+    wrapped agent cannot change them)."""
 
     def __init__(self, inner: Agent) -> None:
         super().__init__()
         self.inner = inner
         self.name = inner.name
-        self.record: list[tuple[KalahaState, int]] = []
+        self.record: list[tuple[dict[str, np.ndarray], KalahaState, int]] = []
 
     def reset(self, seed: int | None = None) -> None:
         self.inner.reset(seed)
 
     def act(self, observation: dict, state: Any | None = None) -> int:
         action = self.inner.act(observation, None if state is None else state.clone())
-        self.record.append((state, int(action)))
+        kept = {key: np.array(value) for key, value in observation.items()}
+        self.record.append((kept, state, int(action)))
         return action
 
 
@@ -195,9 +198,9 @@ def move_accuracy(
         played: set[tuple[int, tuple[tuple[bytes, int], ...]]] = set()
         for g in range(games):
             game_seed = seed + 1000 * g
-            me = _Recorder(new_agent(game_seed))
+            me = MoveRecorder(new_agent(game_seed))
             if is_self:
-                other: Agent = _Recorder(new_agent(game_seed + 1))
+                other: Agent = MoveRecorder(new_agent(game_seed + 1))
             else:
                 other = make_agent(opponent, "kalaha", seed=game_seed + 1, game_options=options)
             seats = [me, other] if g % 2 == 0 or is_self else [other, me]
@@ -208,10 +211,10 @@ def move_accuracy(
                 opening_plies=opening_plies,
             )
             seat = seats.index(me)
-            played.add((seat, tuple((st.board.tobytes(), a) for st, a in me.record)))
+            played.add((seat, tuple((st.board.tobytes(), a) for _, st, a in me.record)))
             recorders = [me, other] if is_self else [me]
             for rec in recorders:
-                for state, action in rec.record:
+                for _, state, action in rec.record:
                     if max_stones is not None and _stones_in_pits(state) > max_stones:
                         stats.skipped += 1
                         continue
