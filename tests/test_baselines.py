@@ -165,6 +165,38 @@ def test_alphabeta_time_limit_and_speed() -> None:
     assert timed.last_depth >= 4
 
 
+_SEARCH_IN_A_FRESH_PROCESS = """
+from spieltisch.agents.mancala.alphabeta import _root_values
+from spieltisch.agents.registry import make_agent
+from spieltisch.envs.kalaha.engine import KalahaGame
+state = KalahaGame().new_initial_state()
+make_agent("alphabeta:depth=3", "kalaha", seed=0).act({"action_mask": state.legal_mask()}, state)
+print(sum(_root_values.stats.cache_hits.values()), sum(_root_values.stats.cache_misses.values()))
+"""
+
+
+def test_a_fresh_process_loads_the_search_from_numbas_cache() -> None:
+    """The search is compiled once, not in every process: the second of two processes loads
+    the search (``_root_values``, with the negamax it calls) from numba's on-disk cache (a
+    recursive negamax could not be cached; compiling it cost every command 10-20 s before its
+    first move)."""
+    import subprocess
+    import sys
+
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _SEARCH_IN_A_FRESH_PROCESS],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        ).stdout
+        for _ in range(2)
+    ]
+    hits, misses = (int(n) for n in runs[1].split())
+    assert (hits, misses) == (1, 0), runs
+
+
 def test_pubeval_beats_random_by_a_wide_margin() -> None:
     results = play_table("backgammon", ["pubeval", "random"], seeds=30)
     s = summarize_pair(results, ("pubeval", "random"))

@@ -244,9 +244,7 @@ def _hash(board: np.ndarray, player: int, zobrist: np.ndarray) -> np.int64:
     return h
 
 
-# Not cached: numba's on-disk cache of a recursive function crashes when loaded (the first
-# search in a process compiles it, about 20 s).
-@numba.njit(cache=False, nogil=True)
+@numba.njit(cache=True, nogil=True)
 def _negamax(
     kind: int,
     board: np.ndarray,
@@ -265,118 +263,153 @@ def _negamax(
 
     ``tt`` rows: key, depth, value, flag, move. ``counters[0]`` counts nodes, ``counters[1]``
     is the node budget (search aborts, returning 0, when exceeded; ``counters[2]`` = 1 then).
+
+    Negamax written as a loop over an explicit stack of frames, one per ply (frame ``d``'s
+    fields are the ``f_*[d]``), not as a recursive function: numba cannot load a recursive
+    function from its on-disk cache (numba issue #6061), and without the cache every process
+    compiled this search again (10-20 s before its first move).
     """
-    counters[0] += 1
-    if counters[0] > counters[1]:
-        counters[2] = 1
-        return 0
-    if depth == 0:
-        return _leaf_value(kind, board, player, player, net)
-    key = _hash(board, player, zobrist)
-    slot = key & (tt.shape[0] - 1)
-    tt_move = -1
-    alpha0 = alpha
-    use_table = tt.shape[0] > 1  # a one-row table means none
-    if use_table and tt[slot, 0] == key:
-        tt_move = tt[slot, 4]
-        if tt[slot, 1] >= depth:
-            v = tt[slot, 2]
-            f = tt[slot, 3]
-            if f == _EXACT:
-                return v
-            if f == _LOWER and v > alpha:
-                alpha = v
-            elif f == _UPPER and v < beta:
-                beta = v
-            if alpha >= beta:
-                return v
-
-    # Children: played once, ordered (TT move first, then by static value for the mover).
     n_actions = 16 if kind == HUS else (board.shape[0] - 2) // 2
-    moves = np.empty(n_actions, np.int64)
+    levels = depth + 1
+    # Each frame's children: played once, ordered (TT move first, then by static value).
+    children = np.empty((levels, n_actions, board.shape[0]), board.dtype)
+    packs = np.empty((levels, n_actions), np.int64)
+    moves = np.empty((levels, n_actions), np.int64)
+    order = np.empty((levels, n_actions), np.int64)
     keys = np.empty(n_actions, np.int64)
-    children = np.empty((n_actions, board.shape[0]), board.dtype)
-    packs = np.empty(n_actions, np.int64)
-    n = 0
-    for a in range(n_actions):
-        if (mask >> a) & 1:
-            child = children[n]
-            child[:] = board
-            p = _move(kind, child, player, a, param)
-            packs[n] = p
-            moves[n] = a
-            nxt = p & 1
-            if (p >> 1) & 1:
-                s = _terminal_value(kind, child, player, nxt)
+    f_player = np.empty(levels, np.int64)
+    f_mask = np.empty(levels, np.int64)
+    f_depth = np.empty(levels, np.int64)
+    f_alpha = np.empty(levels, np.int64)
+    f_beta = np.empty(levels, np.int64)
+    f_alpha0 = np.empty(levels, np.int64)  # alpha as the frame was entered
+    f_key = np.empty(levels, np.int64)
+    f_slot = np.empty(levels, np.int64)
+    f_n = np.empty(levels, np.int64)  # children
+    f_j = np.empty(levels, np.int64)  # the child being searched (position in ``order``)
+    f_best = np.empty(levels, np.int64)
+    f_best_move = np.empty(levels, np.int64)
+    f_sign = np.empty(levels, np.int64)  # the child's value for this frame's player: sign * it
+    use_table = tt.shape[0] > 1  # a one-row table means none
+
+    d = 0
+    f_player[0] = player
+    f_mask[0] = mask
+    f_depth[0] = depth
+    f_alpha[0] = alpha
+    f_beta[0] = beta
+    enter = True
+    value = 0  # the value of frame d's current child for frame d's player
+    while True:
+        finished = False
+        result = 0
+        if enter:  # a new frame: count it, then the horizon, the table, or its children
+            enter = False
+            b = board if d == 0 else children[d - 1, order[d - 1, f_j[d - 1]]]
+            me = f_player[d]
+            counters[0] += 1
+            if counters[0] > counters[1]:
+                counters[2] = 1
+                return 0
+            if f_depth[d] == 0:
+                result = _leaf_value(kind, b, me, me, net)
+                finished = True
             else:
-                s = _static(kind, child, player)
-            keys[n] = -(s + (INF if a == tt_move else 0))
-            n += 1
-    order = np.argsort(keys[:n], kind="mergesort")
+                key = _hash(b, me, zobrist)
+                slot = key & (tt.shape[0] - 1)
+                tt_move = -1
+                f_alpha0[d] = f_alpha[d]
+                if use_table and tt[slot, 0] == key:
+                    tt_move = tt[slot, 4]
+                    if tt[slot, 1] >= f_depth[d]:
+                        v = tt[slot, 2]
+                        flag = tt[slot, 3]
+                        if flag == _LOWER and v > f_alpha[d]:
+                            f_alpha[d] = v
+                        elif flag == _UPPER and v < f_beta[d]:
+                            f_beta[d] = v
+                        if flag == _EXACT or f_alpha[d] >= f_beta[d]:
+                            result = v
+                            finished = True
+                if not finished:
+                    f_key[d] = key
+                    f_slot[d] = slot
+                    n = 0
+                    for a in range(n_actions):
+                        if (f_mask[d] >> a) & 1:
+                            child = children[d, n]
+                            child[:] = b
+                            p = _move(kind, child, me, a, param)
+                            packs[d, n] = p
+                            moves[d, n] = a
+                            if (p >> 1) & 1:
+                                s = _terminal_value(kind, child, me, p & 1)
+                            else:
+                                s = _static(kind, child, me)
+                            keys[n] = -(s + (INF if a == tt_move else 0))
+                            n += 1
+                    order[d, :n] = np.argsort(keys[:n], kind="mergesort")
+                    f_n[d] = n
+                    f_j[d] = 0
+                    f_best[d] = -INF
+                    f_best_move[d] = -1
+        else:  # `value` is the current child's: take it in, stop at a cutoff
+            if value > f_best[d]:
+                f_best[d] = value
+                f_best_move[d] = moves[d, order[d, f_j[d]]]
+            if value > f_alpha[d]:
+                f_alpha[d] = value
+            f_j[d] += 1
+            if f_alpha[d] >= f_beta[d]:
+                f_j[d] = f_n[d]
 
-    best = -INF
-    best_move = -1
-    for j in range(n):
-        i = order[j]
-        p = packs[i]
-        nxt = p & 1
-        if (p >> 1) & 1:
-            v = _finished_value(kind, children[i], player, nxt, net)
-        elif nxt == player:
-            v = _negamax(
-                kind,
-                children[i],
-                player,
-                p >> 2,
-                depth - 1,
-                alpha,
-                beta,
-                param,
-                zobrist,
-                tt,
-                counters,
-                net,
-            )
-        else:
-            v = -_negamax(
-                kind,
-                children[i],
-                nxt,
-                p >> 2,
-                depth - 1,
-                -beta,
-                -alpha,
-                param,
-                zobrist,
-                tt,
-                counters,
-                net,
-            )
-        if counters[2]:
-            return 0
-        if v > best:
-            best = v
-            best_move = moves[i]
-        if v > alpha:
-            alpha = v
-        if alpha >= beta:
-            break
-
-    if use_table and (depth >= tt[slot, 1] or tt[slot, 0] != key):
-        tt[slot, 0] = key
-        tt[slot, 1] = depth
-        tt[slot, 2] = best
-        if best <= alpha0:
-            tt[slot, 3] = _UPPER
-        elif best >= beta:
-            tt[slot, 3] = _LOWER
-        else:
-            tt[slot, 3] = _EXACT
-        tt[slot, 4] = best_move
-    return best
+        if not finished:
+            if f_j[d] < f_n[d]:  # the next child: a finished game, or a frame to search
+                i = order[d, f_j[d]]
+                p = packs[d, i]
+                me = f_player[d]
+                nxt = p & 1
+                if (p >> 1) & 1:
+                    value = _finished_value(kind, children[d, i], me, nxt, net)
+                    continue
+                c = d + 1
+                f_mask[c] = p >> 2
+                f_depth[c] = f_depth[d] - 1
+                f_player[c] = nxt
+                if nxt == me:  # an extra turn: same player, same window
+                    f_alpha[c] = f_alpha[d]
+                    f_beta[c] = f_beta[d]
+                    f_sign[d] = 1
+                else:
+                    f_alpha[c] = -f_beta[d]
+                    f_beta[c] = -f_alpha[d]
+                    f_sign[d] = -1
+                d = c
+                enter = True
+                continue
+            # Every child searched (or a cutoff): store the frame's result.
+            best = f_best[d]
+            slot = f_slot[d]
+            if use_table and (f_depth[d] >= tt[slot, 1] or tt[slot, 0] != f_key[d]):
+                tt[slot, 0] = f_key[d]
+                tt[slot, 1] = f_depth[d]
+                tt[slot, 2] = best
+                if best <= f_alpha0[d]:
+                    tt[slot, 3] = _UPPER
+                elif best >= f_beta[d]:
+                    tt[slot, 3] = _LOWER
+                else:
+                    tt[slot, 3] = _EXACT
+                tt[slot, 4] = f_best_move[d]
+            result = best
+        # Back to the parent frame with this frame's result.
+        if d == 0:
+            return result
+        d -= 1
+        value = f_sign[d] * result
 
 
-@numba.njit(cache=False, nogil=True)
+@numba.njit(cache=True, nogil=True)
 def _root_values(
     kind: int,
     board: np.ndarray,
