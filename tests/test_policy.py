@@ -13,6 +13,7 @@ from spieltisch.agents.neural.policy import (
     PolicyNet,
     masked_logits,
     sample_masked,
+    tanh,
 )
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
@@ -122,3 +123,43 @@ def test_a_per_seat_value_head_reads_the_movers_value_first() -> None:
     plain_logits, value = net(obs, mask)
     assert torch.equal(plain_logits, logits) and torch.equal(value, seats[:, 0])
     assert torch.allclose(net.value(obs), seats[:, 0])
+
+
+def test_fast_tanh_is_torch_tanh_within_2e7_and_has_its_gradient() -> None:
+    """The CPU tanh of the networks (``2 sigmoid(2x) - 1``) against ``torch.tanh``: values over
+    the whole range (saturated ends, the steep middle, exact 0), and the gradient."""
+    x = torch.cat([torch.linspace(-20, 20, 400_001), torch.tensor([0.0, 1e-30, -1e-30])])
+    assert (tanh(x) - torch.tanh(x)).abs().max() <= 2.5e-7
+    assert tanh(torch.tensor([0.0])).item() == 0.0
+    a = x.clone().requires_grad_(True)
+    b = x.clone().requires_grad_(True)
+    tanh(a).pow(3).sum().backward()
+    torch.tanh(b).pow(3).sum().backward()
+    assert torch.allclose(a.grad, b.grad, atol=2e-6)
+    # inference (no autograd function) gives the same values as training
+    with torch.no_grad():
+        inference = tanh(x)
+    assert torch.equal(inference, tanh(x.clone().requires_grad_(True)).detach())
+
+
+def test_policy_net_matches_the_same_net_with_torch_tanh(monkeypatch) -> None:
+    """A PolicyNet's outputs and parameter gradients with the fast tanh equal those with
+    ``torch.tanh`` up to float32 rounding (residual blocks included)."""
+    import spieltisch.agents.neural.policy as policy
+
+    torch.manual_seed(0)
+    net = PolicyNet(PolicyArch(14, 6, (64, 64), 6.0, residual_blocks=1))
+    obs = torch.rand(256, 14) * 12
+    mask = torch.ones(256, 6, dtype=torch.int8)
+
+    def outputs_and_grads() -> list[torch.Tensor]:
+        net.zero_grad()
+        logits, value = net(obs, mask)
+        (logits.logsumexp(-1).sum() + value.pow(2).sum()).backward()
+        return [logits.detach(), value.detach(), *(p.grad.clone() for p in net.parameters())]
+
+    fast = outputs_and_grads()
+    monkeypatch.setattr(policy, "tanh", torch.tanh)
+    exact = outputs_and_grads()
+    for a, b in zip(fast, exact, strict=True):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), (a - b).abs().max()

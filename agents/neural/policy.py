@@ -101,15 +101,50 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT))
 
 
+class _SigmoidTanh(torch.autograd.Function):
+    """``tanh(x) = 2 sigmoid(2x) - 1`` with tanh's own backward, ``grad * (1 - y^2)``."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        y = torch.sigmoid(x * 2).mul_(2).sub_(1)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        (y,) = ctx.saved_tensors
+        return torch.ops.aten.tanh_backward(grad, y)
+
+
+def tanh(x: torch.Tensor) -> torch.Tensor:
+    """``torch.tanh(x)`` to within 2e-7, faster on the CPU: there ``2 sigmoid(2x) - 1`` costs a
+    quarter of torch's tanh kernel (whose cost equalled the matrix products of a 128-wide
+    layer, in the PPO update and in every move's forward pass). The GPU and ONNX export use
+    ``torch.tanh`` itself."""
+    if x.device.type != "cpu" or torch.onnx.is_in_onnx_export():
+        return torch.tanh(x)
+    if x.requires_grad and torch.is_grad_enabled():
+        return _SigmoidTanh.apply(x)
+    return torch.sigmoid(x * 2).mul_(2).sub_(1)
+
+
+class Tanh(nn.Module):
+    """:func:`tanh` as a layer (in place of ``nn.Tanh``; no parameters, so checkpoints are the
+    same)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return tanh(x)
+
+
 class ResidualBlock(nn.Module):
     """``x + W2 tanh(W1 x)``: depth without the vanishing signal of a deep plain MLP."""
 
     def __init__(self, width: int) -> None:
         super().__init__()
-        self.inner = nn.Sequential(nn.Linear(width, width), nn.Tanh(), nn.Linear(width, width))
+        self.inner = nn.Sequential(nn.Linear(width, width), Tanh(), nn.Linear(width, width))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(x + self.inner(x))
+        return tanh(x + self.inner(x))
 
 
 class PolicyNet(nn.Module):
@@ -127,7 +162,7 @@ class PolicyNet(nn.Module):
             "count_values", torch.arange(arch.count_bins, dtype=torch.float32), persistent=False
         )
         for h in arch.hidden:
-            layers += [nn.Linear(width, h), nn.Tanh()]
+            layers += [nn.Linear(width, h), Tanh()]
             width = h
         layers += [ResidualBlock(width) for _ in range(arch.residual_blocks)]
         self.trunk = nn.Sequential(*layers)
@@ -159,7 +194,7 @@ class PolicyNet(nn.Module):
         """``(masked logits, values)``, values ``[N, value_outputs]`` from the mover on."""
         x = self.trunk(self.inputs(obs))
         logits = masked_logits(self.policy_head(x), mask)
-        return logits, torch.tanh(self.value_head(x))
+        return logits, tanh(self.value_head(x))
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         """The mover's value alone (what a search needs at its leaves; skips the policy head)."""
@@ -167,7 +202,7 @@ class PolicyNet(nn.Module):
 
     def seat_values(self, obs: torch.Tensor) -> torch.Tensor:
         """The value head alone, ``[N, value_outputs]`` from the mover on."""
-        return torch.tanh(self.value_head(self.trunk(self.inputs(obs))))
+        return tanh(self.value_head(self.trunk(self.inputs(obs))))
 
 
 def sample_masked(logits: np.ndarray, rng: np.random.Generator, greedy: bool = False) -> np.ndarray:
