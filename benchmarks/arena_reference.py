@@ -11,9 +11,10 @@ plays ``2 * seeds`` games (each seed with both seat orders, the same dice) and w
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
-from _common import add_run_options, result_path, shrink_if_quick, write_text
+from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
 from spieltisch.agents.arena import evaluate
 
 PUBLISHED = 0.63
@@ -44,7 +45,7 @@ def main() -> None:
         f"--seed {args.seed} --workers {args.workers}\n"
     )
     print(text)
-    write_text(result_path(args, "arena_gnubg_pubeval.json"), report.to_json())
+    write_json(result_path(args, "arena_gnubg_pubeval.json"), json.loads(report.to_json()))
     write_text(result_path(args, "arena_gnubg_pubeval.md"), text)
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from _common import add_run_options, result_path, shrink_if_quick
+from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
 from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.base import Agent
 from spieltisch.agents.kalaha.accuracy import move_accuracy
@@ -84,10 +84,9 @@ class Greedy(Agent):
 def save(args: argparse.Namespace, results: dict) -> None:
     if args.output is None:  # a --quick run without --results-dir writes nothing
         return
-    args.output.parent.mkdir(parents=True, exist_ok=True)
     data = {"machine": machine(), "settings": settings(args), **results}
-    args.output.write_text(json.dumps(data, indent=2) + "\n")
-    args.output.with_suffix(".md").write_text(markdown(data))
+    write_json(args.output, data)  # with the peak memory (the solver processes' included)
+    write_text(args.output.with_suffix(".md"), markdown(data))
 
 
 def machine() -> dict:
