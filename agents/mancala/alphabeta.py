@@ -244,6 +244,23 @@ def _hash(board: np.ndarray, player: int, zobrist: np.ndarray) -> np.int64:
     return h
 
 
+#: the frames of :func:`_negamax`: each level's children boards, its children's (packed move
+#: results, moves, search order) and move-ordering keys, and its scalar fields
+StackTuple = tuple[np.ndarray, np.ndarray, np.ndarray]
+_FRAME_FIELDS = 13
+
+
+@numba.njit(cache=True, nogil=True)
+def _new_stack(kind: int, board: np.ndarray, levels: int) -> StackTuple:
+    """Frames for a search of up to ``levels - 1`` plies below ``board``."""
+    n_actions = 16 if kind == HUS else (board.shape[0] - 2) // 2
+    return (
+        np.empty((levels, n_actions, board.shape[0]), board.dtype),
+        np.empty((4, levels, n_actions), np.int64),
+        np.empty((_FRAME_FIELDS, levels), np.int64),
+    )
+
+
 @numba.njit(cache=True, nogil=True)
 def _negamax(
     kind: int,
@@ -258,6 +275,7 @@ def _negamax(
     tt: np.ndarray,
     counters: np.ndarray,
     net: NetTuple,
+    stack: StackTuple,
 ) -> int:
     """Value of ``board`` for ``player`` (to move, legal moves ``mask``) searched ``depth`` plies.
 
@@ -267,29 +285,26 @@ def _negamax(
     Negamax written as a loop over an explicit stack of frames, one per ply (frame ``d``'s
     fields are the ``f_*[d]``), not as a recursive function: numba cannot load a recursive
     function from its on-disk cache (numba issue #6061), and without the cache every process
-    compiled this search again (10-20 s before its first move).
+    compiled this search again (10-20 s before its first move). The frames live in ``stack``
+    (:func:`_new_stack`), allocated once per root search.
     """
-    n_actions = 16 if kind == HUS else (board.shape[0] - 2) // 2
-    levels = depth + 1
-    # Each frame's children: played once, ordered (TT move first, then by static value).
-    children = np.empty((levels, n_actions, board.shape[0]), board.dtype)
-    packs = np.empty((levels, n_actions), np.int64)
-    moves = np.empty((levels, n_actions), np.int64)
-    order = np.empty((levels, n_actions), np.int64)
-    keys = np.empty(n_actions, np.int64)
-    f_player = np.empty(levels, np.int64)
-    f_mask = np.empty(levels, np.int64)
-    f_depth = np.empty(levels, np.int64)
-    f_alpha = np.empty(levels, np.int64)
-    f_beta = np.empty(levels, np.int64)
-    f_alpha0 = np.empty(levels, np.int64)  # alpha as the frame was entered
-    f_key = np.empty(levels, np.int64)
-    f_slot = np.empty(levels, np.int64)
-    f_n = np.empty(levels, np.int64)  # children
-    f_j = np.empty(levels, np.int64)  # the child being searched (position in ``order``)
-    f_best = np.empty(levels, np.int64)
-    f_best_move = np.empty(levels, np.int64)
-    f_sign = np.empty(levels, np.int64)  # the child's value for this frame's player: sign * it
+    children, lists, frames = stack  # at least depth + 1 levels (see _new_stack)
+    n_actions = children.shape[1]
+    packs, moves, order = lists[0], lists[1], lists[2]
+    keys = lists[3, 0]
+    f_player, f_mask, f_depth, f_alpha, f_beta = (
+        frames[0],
+        frames[1],
+        frames[2],
+        frames[3],
+        frames[4],
+    )
+    f_alpha0 = frames[5]  # alpha as the frame was entered
+    f_key, f_slot = frames[6], frames[7]
+    f_n = frames[8]  # children
+    f_j = frames[9]  # the child being searched (position in ``order``)
+    f_best, f_best_move = frames[10], frames[11]
+    f_sign = frames[12]  # the child's value for this frame's player: sign * it
     use_table = tt.shape[0] > 1  # a one-row table means none
 
     d = 0
@@ -427,6 +442,7 @@ def _root_values(
     out = np.full(actions.shape[0], -INF, np.int64)
     best = -INF
     child = np.empty_like(board)
+    stack = _new_stack(kind, board, max(depth, 1))  # the root's children search depth - 1 plies
     for j in range(actions.shape[0]):
         counters[0] += 1
         child[:] = board
@@ -441,12 +457,12 @@ def _root_values(
         elif nxt == player:
             v = _negamax(
                 kind, child, player, p >> 2, depth - 1, alpha, INF, param, zobrist, tt, counters,
-                net,
+                net, stack,
             )  # fmt: skip
         else:
             v = -_negamax(
                 kind, child, nxt, p >> 2, depth - 1, -INF, -alpha, param, zobrist, tt, counters,
-                net,
+                net, stack,
             )  # fmt: skip
         if counters[2]:
             return out
