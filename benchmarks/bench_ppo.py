@@ -15,6 +15,8 @@ Results go to ``benchmarks/results/ppo_throughput.json`` and ``.md``.
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import statistics
 import sys
 import tempfile
@@ -28,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import add_run_options, write_results
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.train.config import build_config
-from spieltisch.train.ppo import resolve_device, train
+from spieltisch.train.ppo import PPOTrainer, play_iteration, ppo_update, resolve_device, train
+from torch.profiler import ProfilerActivity, profile
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "kalaha_ppo.yaml"
 
@@ -60,6 +63,87 @@ def one_run(steps: int, update_threads: int, device: str = "cpu") -> dict[str, f
         "steps_per_second": result["global_step"] / seconds,
         "update_share": float(result["metrics"].get("throughput/update_share", float("nan"))),
     }
+
+
+#: the collection's parts (function name, file it is defined in) that the profile reports
+COLLECTION_PARTS = {
+    "policy network (policy_step)": ("policy_step", "opponents.py"),
+    "pool and baseline opponents": ("actions", "opponents.py"),
+    "engine: step": ("step", "batch.py"),
+    "engine: observe": ("observe", "batch.py"),
+    "advantages (gae)": ("gae", "ppo.py"),
+}
+
+
+def where_the_time_goes(iterations: int) -> dict:
+    """One-thread profile of the default config after a warm-up iteration: the collection's
+    parts (cProfile, cumulative seconds over ``iterations`` iterations' games) and the update's
+    ten costliest torch operators (self CPU time over as many updates)."""
+    with tempfile.TemporaryDirectory() as folder:
+        cfg = build_config(
+            yaml.safe_load(CONFIG.read_text()),
+            [f"run_dir={folder}/run", "update_threads=1", "progress=false", "tensorboard=false"],
+        )
+        trainer = PPOTrainer(cfg)
+        trainer.step(1)  # warm-up
+        state = trainer.state
+        collector = cProfile.Profile()
+        rollouts = []
+        start = time.process_time()
+        for _ in range(iterations):
+            collector.enable()
+            rollouts.append(
+                play_iteration(cfg, trainer.games, trainer.actor, trainer.opponents, state.rng)
+            )
+            collector.disable()
+        collect_seconds = time.process_time() - start
+        cumulative: dict[tuple[str, str], float] = {}
+        own: dict[tuple[str, str], float] = {}
+        for (file, _line, name), row in pstats.Stats(collector).stats.items():
+            key = (name, Path(file).name)  # summed over classes (several opponents' actions)
+            cumulative[key] = cumulative.get(key, 0.0) + row[3]
+            own[key] = own.get(key, 0.0) + row[2]
+        parts = {label: cumulative.get(key, 0.0) for label, key in COLLECTION_PARTS.items()}
+        parts["the loop's own lines (play_iteration)"] = own.get(("play_iteration", "ppo.py"), 0)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            start = time.process_time()
+            for rollout in rollouts:
+                ppo_update(state.net, state.optimizer, rollout, cfg, state.rng)
+            update_seconds = time.process_time() - start
+    steps = sum(len(r.actions) for r in rollouts)
+    ops = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)[:10]
+    total_self = sum(e.self_cpu_time_total for e in prof.key_averages())
+    return {
+        "iterations": iterations,
+        "learner_steps": steps,
+        "collection_us_per_step_profiled": 1e6 * collect_seconds / steps,
+        "update_us_per_step_profiled": 1e6 * update_seconds / steps,
+        "collection_parts_share": {k: v / collect_seconds for k, v in parts.items()},
+        "update_operators_share": {e.key: e.self_cpu_time_total / total_self for e in ops},
+    }
+
+
+def profile_lines(p: dict) -> list[str]:
+    lines = [
+        "",
+        f"## Where the time goes (one thread, {p['iterations']} iterations, "
+        f"{p['learner_steps']:,} learner steps, under the profilers)",
+        "",
+        f"Collection {p['collection_us_per_step_profiled']:.1f} us per learner step (cProfile, "
+        "cumulative time of each part; the parts overlap where one calls another):",
+        "",
+        "| part of the collection | share |",
+        "|---|---:|",
+        *(f"| {k} | {v:.0%} |" for k, v in p["collection_parts_share"].items()),
+        "",
+        f"Update {p['update_us_per_step_profiled']:.1f} us per learner step; its ten costliest "
+        "torch operators (self CPU time):",
+        "",
+        "| operator | share of the update |",
+        "|---|---:|",
+        *(f"| `{k}` | {v:.1%} |" for k, v in p["update_operators_share"].items()),
+    ]
+    return lines
 
 
 def main() -> None:
@@ -109,6 +193,8 @@ def main() -> None:
         lines.append(
             f"| {name} | {s['median_steps_per_second']:,.0f} | {s['median_update_share']:.0%} |"
         )
+    results["profile"] = where_the_time_goes(1 if args.quick else 5)
+    lines += profile_lines(results["profile"])
     md = "\n".join(lines) + "\n"
     print()
     print(md)
