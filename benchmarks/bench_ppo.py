@@ -8,8 +8,9 @@ Each round times ``train()`` of ``configs/kalaha_ppo.yaml`` in this process (its
 included; no evaluations, no checkpoints inside the timed steps) for every contender in turn;
 the median over rounds is reported with the share of the last iteration spent in the update.
 ``--device cuda`` adds a contender with the learner on the GPU (``device: cuda``; ``auto``: when
-there is one), the games and the playing copy of the network staying on the CPU.
-Results go to ``benchmarks/results/ppo_throughput.json`` and ``.md``.
+there is one), the games and the playing copy of the network staying on the CPU. Then a
+profile on one thread says where the time goes (:func:`where_the_time_goes`): the collection's
+parts and the update's costliest torch operators. Results go to ``benchmarks/results/ppo_throughput.json`` and ``.md``.
 """
 
 from __future__ import annotations
