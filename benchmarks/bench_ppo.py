@@ -10,7 +10,8 @@ the median over rounds is reported with the share of the last iteration spent in
 ``--device cuda`` adds a contender with the learner on the GPU (``device: cuda``; ``auto``: when
 there is one), the games and the playing copy of the network staying on the CPU. Then a
 profile on one thread says where the time goes (:func:`where_the_time_goes`): the collection's
-parts and the update's costliest torch operators. Results go to ``benchmarks/results/ppo_throughput.json`` and ``.md``.
+parts and the update's costliest torch operators. Results go to
+``benchmarks/results/ppo_throughput.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -112,8 +113,9 @@ def where_the_time_goes(iterations: int) -> dict:
                 ppo_update(state.net, state.optimizer, rollout, cfg, state.rng)
             update_seconds = time.process_time() - start
     steps = sum(len(r.actions) for r in rollouts)
-    ops = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)[:10]
-    total_self = sum(e.self_cpu_time_total for e in prof.key_averages())
+    averages = prof.key_averages()
+    ops = sorted(averages, key=lambda e: e.self_cpu_time_total, reverse=True)[:10]
+    total_self = sum(e.self_cpu_time_total for e in averages)
     return {
         "iterations": iterations,
         "learner_steps": steps,

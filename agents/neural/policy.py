@@ -101,12 +101,17 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT))
 
 
+def _tanh_by_sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """``tanh(x) = 2 sigmoid(2x) - 1`` (no autograd of its own)."""
+    return torch.sigmoid(x * 2).mul_(2).sub_(1)
+
+
 class _SigmoidTanh(torch.autograd.Function):
-    """``tanh(x) = 2 sigmoid(2x) - 1`` with tanh's own backward, ``grad * (1 - y^2)``."""
+    """:func:`_tanh_by_sigmoid` with tanh's own backward, ``grad * (1 - y^2)``."""
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
-        y = torch.sigmoid(x * 2).mul_(2).sub_(1)
+        y = _tanh_by_sigmoid(x)
         ctx.save_for_backward(y)
         return y
 
@@ -125,7 +130,7 @@ def tanh(x: torch.Tensor) -> torch.Tensor:
         return torch.tanh(x)
     if x.requires_grad and torch.is_grad_enabled():
         return _SigmoidTanh.apply(x)
-    return torch.sigmoid(x * 2).mul_(2).sub_(1)
+    return _tanh_by_sigmoid(x)
 
 
 class Tanh(nn.Module):
