@@ -32,7 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import add_run_options, write_results
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.train.config import build_config
-from spieltisch.train.ppo import PPOTrainer, play_iteration, ppo_update, resolve_device, train
+from spieltisch.train.ppo import (
+    PPOTrainer,
+    play_iteration,
+    pool_opponents,
+    ppo_update,
+    resolve_device,
+    train,
+)
 from torch.profiler import ProfilerActivity, profile
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "kalaha_ppo.yaml"
@@ -69,8 +76,9 @@ def one_run(steps: int, update_threads: int, device: str = "cpu") -> dict[str, f
 
 #: the collection's parts (function name, file it is defined in) that the profile reports
 COLLECTION_PARTS = {
-    "policy network (policy_step)": ("policy_step", "opponents.py"),
-    "pool and baseline opponents": ("actions", "opponents.py"),
+    "learner's network (policy_step)": ("policy_step", "opponents.py"),
+    "opponents, all (opponent_actions)": ("opponent_actions", "opponents.py"),
+    "scripted baselines (act_boards)": ("act_boards", "alphabeta.py"),
     "engine: step": ("step", "batch.py"),
     "engine: observe": ("observe", "batch.py"),
     "advantages (gae)": ("gae", "ppo.py"),
@@ -78,7 +86,8 @@ COLLECTION_PARTS = {
 
 
 def where_the_time_goes(iterations: int) -> dict:
-    """One-thread profile of the default config after a warm-up iteration: the collection's
+    """One-thread profile of the default config after a warm-up iteration, the pool full of
+    snapshots (``pool_size``, as in most of a run's iterations): the collection's
     parts (cProfile, cumulative seconds over ``iterations`` iterations' games) and the update's
     ten costliest torch operators (self CPU time over as many updates)."""
     with tempfile.TemporaryDirectory() as folder:
@@ -89,6 +98,10 @@ def where_the_time_goes(iterations: int) -> dict:
         trainer = PPOTrainer(cfg)
         trainer.step(1)  # warm-up
         state = trainer.state
+        # the pool full, as through most of a default run (a snapshot joins every pool_interval)
+        snapshot = {k: v.detach().clone() for k, v in trainer.actor.state_dict().items()}
+        state.pool = [None] * cfg.pool_random + [snapshot] * cfg.pool_size
+        trainer.opponents = pool_opponents(state.net.arch, state.pool, trainer.baselines)
         collector = cProfile.Profile()
         rollouts = []
         start = time.process_time()

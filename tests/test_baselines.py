@@ -135,6 +135,54 @@ def test_baselines_play_only_legal_moves(game, agents, options, seeds) -> None:
     assert not any(r.truncated for r in results)
 
 
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [
+        ("kalaha", {"pits": 6, "seeds": 6}),
+        ("kalaha", {"pits": 4, "seeds": 3, "rules": "standard"}),
+        ("hus", {}),
+    ],
+)
+@pytest.mark.parametrize("name", ["greedy", "alphabeta:depth=3"])
+def test_act_boards_plays_a_best_move_of_every_position(game, options, name) -> None:
+    """The batched search (what training's opponents call) picks, in every position, a move
+    that the single-position search values best; ties go different ways with other seeds."""
+    from spieltisch.envs import make_batch
+
+    games = make_batch(game, 64, **options)
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        games.step(games.sample_random_actions(rng))
+    live = np.flatnonzero(~games.terminal)
+    agent = make_agent(name, game, seed=1, game_options=options)
+    boards = games.boards[live].copy()
+    picks = [
+        make_agent(name, game, seed=s, game_options=options).act_boards(
+            games.boards[live], games.current_player[live], games.legal_mask[live]
+        )
+        for s in range(4)
+    ]
+    assert np.array_equal(games.boards[live], boards)  # the batch is left as it was
+    tied_choices = []
+    for k, g in enumerate(live):
+        values = agent.root_values(games.state(int(g)))
+        best = max(values.values())
+        for actions in picks:
+            assert values[int(actions[k])] == best, (g, values, actions[k])
+        if sum(v == best for v in values.values()) > 1:
+            tied_choices.append(len({int(actions[k]) for actions in picks}))
+    assert tied_choices and max(tied_choices) > 1
+
+
+def test_act_boards_rejects_what_it_cannot_search() -> None:
+    agent = make_agent("alphabeta:time=0.1", "kalaha", seed=0)
+    board = KalahaGame().new_initial_state().board[None]
+    with pytest.raises(ValueError, match="fixed depth"):
+        agent.act_boards(board, np.zeros(1), np.ones((1, 6), np.int8))
+    with pytest.raises(ValueError, match="legal move"):
+        make_agent("greedy", "kalaha").act_boards(board, np.zeros(1), np.zeros((1, 6), np.int8))
+
+
 def test_alphabeta_deeper_beats_shallower_kalaha() -> None:
     results = play_table(
         "kalaha", ["alphabeta:depth=5", "alphabeta:depth=1"], seeds=40, opening_plies=2

@@ -8,6 +8,8 @@ import torch
 from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.neural.policy import (
     MASKED_LOGIT,
+    SIGMOID_TANH_MIN_SIZE,
+    ArrayPolicy,
     NeuralAgent,
     PolicyArch,
     PolicyNet,
@@ -130,7 +132,10 @@ def test_fast_tanh_is_torch_tanh_within_2e7_and_has_its_gradient() -> None:
     the whole range (saturated ends, the steep middle, exact 0), and the gradient."""
     x = torch.cat([torch.linspace(-20, 20, 400_001), torch.tensor([0.0, 1e-30, -1e-30])])
     assert (tanh(x) - torch.tanh(x)).abs().max() <= 2.5e-7
-    assert tanh(torch.tensor([0.0])).item() == 0.0
+    assert tanh(x)[-3].item() == 0.0
+    # small tensors (an opponent's few rows), where one kernel beats three, are torch's tanh
+    small = torch.linspace(-5, 5, SIGMOID_TANH_MIN_SIZE - 1)
+    assert torch.equal(tanh(small), torch.tanh(small))
     a = x.clone().requires_grad_(True)
     b = x.clone().requires_grad_(True)
     tanh(a).pow(3).sum().backward()
@@ -163,3 +168,46 @@ def test_policy_net_matches_the_same_net_with_torch_tanh(monkeypatch) -> None:
     exact = outputs_and_grads()
     for a, b in zip(fast, exact, strict=True):
         assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), (a - b).abs().max()
+
+
+@pytest.mark.parametrize(
+    "arch",
+    [
+        PolicyArch(14, 6, (32, 32), 6.0),
+        PolicyArch(14, 6, (32,), 6.0, count_bins=8, residual_blocks=2, value_outputs=2),
+    ],
+)
+def test_array_policy_is_the_nets_forward_pass(arch: PolicyArch) -> None:
+    """``ArrayPolicy`` (numpy, for acting) gives the net's logits and values up to float32
+    rounding (count one-hots and residual blocks included), sees the net's later weight
+    updates, and stacked over several nets gives slice k net k's outputs on its rows."""
+    torch.manual_seed(1)
+    nets = [PolicyNet(arch) for _ in range(3)]
+    for net in nets:  # sharper policies than the near-uniform initial ones
+        torch.nn.init.normal_(net.policy_head.weight, std=1.0)
+    obs = torch.randint(0, 12, (3, 5, 14)).float()
+    mask = torch.from_numpy(random_masks(np.random.default_rng(2), 15, 6)).reshape(3, 5, 6)
+
+    def close(array: np.ndarray, tensor: torch.Tensor) -> bool:
+        return np.allclose(array, tensor.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+    single = ArrayPolicy(nets[:1])
+    logits, values = single.forward_seats(obs[0].numpy(), mask[0].numpy())
+    want_logits, want_values = nets[0].forward_seats(obs[0], mask[0])
+    assert close(logits, want_logits) and close(values, want_values)
+    assert (logits[mask[0].numpy() == 0] == MASKED_LOGIT).all()
+    with torch.no_grad():  # an optimizer step changes the parameters in place
+        for parameter in nets[0].parameters():
+            parameter.add_(0.1)
+    logits, values = single.forward_seats(obs[0].numpy(), mask[0].numpy())
+    assert close(logits, nets[0].forward_seats(obs[0], mask[0])[0])
+
+    logits, values = ArrayPolicy(nets).forward_seats(obs.numpy(), mask.numpy())
+    for k, net in enumerate(nets):
+        own_logits, own_values = net.forward_seats(obs[k], mask[k])
+        assert close(logits[k], own_logits) and close(values[k], own_values)
+    assert not np.allclose(logits[1], logits[2])  # the nets differ, and so do their slices
+    with pytest.raises(ValueError, match="one architecture"):
+        ArrayPolicy([nets[0], PolicyNet(PolicyArch(14, 6, (16,), 6.0))])
+    with pytest.raises(ValueError, match="at least one"):
+        ArrayPolicy([])

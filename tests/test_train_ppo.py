@@ -11,11 +11,12 @@ import pytest
 import torch
 from spieltisch.agents.arena.match import play_game
 from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
-from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet, sample_masked
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.train.cli import main
 from spieltisch.train.config import ConfigError, build_config, load_config
+from spieltisch.train.opponents import PolicyPool, RandomOpponent, opponent_actions, random_step
 from spieltisch.train.ppo import (
     Rollout,
     evaluate_vs_random,
@@ -217,6 +218,38 @@ def test_a_damaged_checkpoint_stops_resume_clearly(tmp_path) -> None:
 
 
 # --- learning -------------------------------------------------------------------------------------
+def test_pool_members_answer_in_one_pass_as_each_would_alone() -> None:
+    """``opponent_actions`` plays a pool's snapshots in one stacked forward pass: the same
+    actions as each network sampling its own rows in turn from the same generator."""
+    torch.manual_seed(3)
+    nets = [PolicyNet(PolicyArch(14, 6, (32, 32), 6.0)) for _ in range(3)]
+    for net in nets:  # sharper policies than the near-uniform initial ones
+        torch.nn.init.normal_(net.policy_head.weight, std=1.0)
+    opponents = [RandomOpponent(), *PolicyPool(nets).members()]
+    data = np.random.default_rng(4)
+    obs = data.integers(0, 12, (200, 14)).astype(np.float32)
+    mask = (data.random((200, 6)) < 0.6).astype(np.int8)
+    mask[np.arange(200), data.integers(0, 6, 200)] = 1
+    which = data.integers(0, 4, 200)
+    which[:5] = 2  # one member plays many more rows than the others (padding)
+    rows = np.arange(200)
+    got = opponent_actions(
+        opponents, which, None, rows, obs, mask, rows % 2, np.random.default_rng(5)
+    )
+    rng = np.random.default_rng(5)
+    want = np.zeros(200, dtype=np.int64)
+    for k in range(4):
+        mine = np.flatnonzero(which == k)
+        if k == 0:
+            want[mine] = random_step(mask[mine], rng)
+        else:
+            with torch.no_grad():
+                logits, _ = nets[k - 1](torch.from_numpy(obs[mine]), torch.from_numpy(mask[mine]))
+            want[mine] = sample_masked(logits.numpy().astype(np.float64), rng)
+    assert np.array_equal(got, want)
+    assert mask[rows, got].all()
+
+
 def test_gae_is_the_discounted_sum_of_td_errors_within_each_episode() -> None:
     """GAE by its definition (Schulman et al. 2016): A_t = sum_l (gamma lam)^l delta_{t+l} up to
     the episode's end, where the value after the last step is 0."""

@@ -44,15 +44,23 @@ import numpy as np
 import torch
 from spieltisch.agents.arena.provenance import git_revision
 from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
-from spieltisch.agents.neural.policy import MASKED_LOGIT, PolicyArch, PolicyNet, sample_masked
+from spieltisch.agents.neural.policy import (
+    MASKED_LOGIT,
+    ArrayPolicy,
+    PolicyArch,
+    PolicyNet,
+    sample_masked,
+    single_thread_blas,
+)
 from spieltisch.envs import make_batch
 from spieltisch.envs._common.batch import BatchedGame
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, PPOConfig, config_to_dict
 from spieltisch.train.opponents import (
     Opponent,
-    PolicyOpponent,
+    PolicyPool,
     RandomOpponent,
     ScriptedOpponent,
+    opponent_actions,
     policy_step,
     random_step,  # noqa: F401  (re-exported: the training loop's helpers live in opponents)
 )
@@ -261,34 +269,37 @@ def play_iteration(
     learner_seat = rng.integers(0, players, size=n)
 
     # 2. play all games to the end
+    acting = ArrayPolicy([net])  # the forward pass in numpy: small batches, many turns
     rec_obs, rec_mask, rec_act, rec_logp, rec_val, rec_game, rec_seat = [], [], [], [], [], [], []
     moves = 0
-    for _ in range(cfg.max_turns):
-        terminal = games.terminal
-        if terminal.all():
-            break
-        obs, mask = games.observe()
-        mover = games.current_player.copy()
-        active = ~terminal
-        learner = active & (~pool_game | (mover == learner_seat))
-        actions = np.zeros(n, dtype=np.int64)
-        idx = np.flatnonzero(learner)
-        if idx.size:
-            a, lp, v = policy_step(net, obs[idx], mask[idx], rng, greedy=False)
-            actions[idx] = a
-            rec_obs.append(obs[idx])
-            rec_mask.append(mask[idx])
-            rec_act.append(a)
-            rec_logp.append(lp)
-            rec_val.append(v)
-            rec_game.append(idx)
-            rec_seat.append(mover[idx])
-        others = active & ~learner
-        for k in np.unique(opponent[others]):
-            sel = np.flatnonzero(others & (opponent == k))
-            actions[sel] = opponents[k].actions(games, sel, obs[sel], mask[sel], mover[sel], rng)
-        games.step(actions)
-        moves += int(active.sum())
+    with single_thread_blas():  # numpy's small products: see single_thread_blas
+        for _ in range(cfg.max_turns):
+            terminal = games.terminal
+            if terminal.all():
+                break
+            obs, mask = games.observe()
+            mover = games.current_player.copy()
+            active = ~terminal
+            learner = active & (~pool_game | (mover == learner_seat))
+            actions = np.zeros(n, dtype=np.int64)
+            idx = np.flatnonzero(learner)
+            if idx.size:
+                a, lp, v = policy_step(acting, obs[idx], mask[idx], rng, greedy=False)
+                actions[idx] = a
+                rec_obs.append(obs[idx])
+                rec_mask.append(mask[idx])
+                rec_act.append(a)
+                rec_logp.append(lp)
+                rec_val.append(v)
+                rec_game.append(idx)
+                rec_seat.append(mover[idx])
+            sel = np.flatnonzero(active & ~learner)
+            if sel.size:
+                actions[sel] = opponent_actions(
+                    opponents, opponent[sel], games, sel, obs[sel], mask[sel], mover[sel], rng
+                )
+            games.step(actions)
+            moves += int(active.sum())
     final = games.returns()  # games cut off at max_turns are draws: 0 for every seat
 
     # 3. advantages: GAE over each (game, seat) sequence of learner decisions, an episode each
@@ -353,25 +364,27 @@ def evaluate_against(
         _, mask = games.observe()
         games.step(sample_masked(np.where(mask != 0, 0.0, MASKED_LOGIT), rng))
     seat = np.arange(games.num_games) % players
-    for _ in range(cfg.max_turns):
-        terminal = games.terminal
-        if terminal.all():
-            break
-        obs, mask = games.observe()
-        mover = games.current_player.copy()
-        actions = np.zeros(games.num_games, dtype=np.int64)
-        active = ~terminal
-        mine = np.flatnonzero(active & (mover == seat))
-        theirs = np.flatnonzero(active & (mover != seat))
-        if mine.size and choose is not None:
-            actions[mine] = choose(games, mine, obs[mine], mask[mine], rng)
-        elif mine.size:
-            actions[mine] = policy_step(net, obs[mine], mask[mine], rng, greedy=True)[0]
-        if theirs.size:
-            actions[theirs] = opponent.actions(
-                games, theirs, obs[theirs], mask[theirs], mover[theirs], rng
-            )
-        games.step(actions)
+    acting = ArrayPolicy([net]) if choose is None else None
+    with single_thread_blas():
+        for _ in range(cfg.max_turns):
+            terminal = games.terminal
+            if terminal.all():
+                break
+            obs, mask = games.observe()
+            mover = games.current_player.copy()
+            actions = np.zeros(games.num_games, dtype=np.int64)
+            active = ~terminal
+            mine = np.flatnonzero(active & (mover == seat))
+            theirs = np.flatnonzero(active & (mover != seat))
+            if mine.size and choose is not None:
+                actions[mine] = choose(games, mine, obs[mine], mask[mine], rng)
+            elif mine.size:
+                actions[mine] = policy_step(acting, obs[mine], mask[mine], rng, greedy=True)[0]
+            if theirs.size:
+                actions[theirs] = opponent.actions(
+                    games, theirs, obs[theirs], mask[theirs], mover[theirs], rng
+                )
+            games.step(actions)
     r = games.returns()[np.arange(games.num_games), seat]
     return {
         "win_rate": float((r > 0).mean()),
@@ -402,14 +415,13 @@ def pool_opponents(
 ) -> list[Opponent]:
     """The opponents of pool games: each pool member (a snapshot's weights, or None for the
     random policy), then the scripted baselines."""
-    members: list[Opponent] = []
+    nets = []
     for member in pool:
-        if member is None:
-            members.append(RandomOpponent())
-        else:
-            opp = PolicyNet(arch)
-            opp.load_state_dict(member)
-            members.append(PolicyOpponent(opp, greedy=False))
+        if member is not None:
+            nets.append(PolicyNet(arch))
+            nets[-1].load_state_dict(member)
+    snapshots = iter(PolicyPool(nets).members() if nets else [])
+    members = [RandomOpponent() if m is None else next(snapshots) for m in pool]
     return members + baselines
 
 

@@ -472,6 +472,36 @@ def _root_values(
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _best_moves(
+    kind: int,
+    boards: np.ndarray,
+    players: np.ndarray,
+    masks: np.ndarray,
+    keys: np.ndarray,
+    depth: int,
+    param: int,
+    zobrist: np.ndarray,
+    tt: np.ndarray,
+    net: NetTuple,
+    out: np.ndarray,
+) -> None:
+    """:meth:`MancalaSearchAgent.act` for every row: ``out[g]`` the first best move of board
+    ``g``, its legal moves (``masks[g]``) searched in the order of ``keys[g]`` (random)."""
+    counters = np.zeros(3, np.int64)
+    for g in range(boards.shape[0]):
+        legal = np.flatnonzero(masks[g])
+        if legal.shape[0] == 1:
+            out[g] = legal[0]
+            continue
+        actions = legal[np.argsort(keys[g][legal])].astype(np.int64)
+        counters[1] = 1 << 62
+        values = _root_values(
+            kind, boards[g], players[g], actions, depth, param, zobrist, tt, counters, net
+        )
+        out[g] = actions[np.argmax(values)]
+
+
 class MancalaSearchAgent(Agent):
     """Alpha-beta (``depth`` plies, or iterative deepening for ``time`` seconds) over Kalaha or
     Hus; ``depth=1`` is the ``greedy`` agent. Needs the engine state (perfect information)."""
@@ -524,6 +554,22 @@ class MancalaSearchAgent(Agent):
             return int(legal[0])
         actions, values = self.search_root(legal, state)
         return int(actions[int(np.argmax(values))])
+
+    def act_boards(self, boards: np.ndarray, players: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` for many positions in one compiled call (a batch's ``boards``, the
+        movers, the legal masks): what a training loop's opponent needs, without a state and a
+        call per game. Ties are broken at random as in :meth:`act`, with other draws."""
+        if self.time_limit is not None:
+            raise ValueError("act_boards searches to a fixed depth; this agent has a time limit")
+        if not masks.any(axis=1).all():
+            raise ValueError("act_boards: every position needs a legal move (a finished game?)")
+        out = np.empty(len(boards), dtype=np.int64)
+        _best_moves(
+            self.kind, np.ascontiguousarray(boards, dtype=np.int32),
+            np.asarray(players, dtype=np.int64), np.asarray(masks), self.rng.random(masks.shape),
+            self.depth, self.param, self.zobrist, self.tt, self.leaf_net, out,
+        )  # fmt: skip
+        return out
 
     def search_root(
         self, legal: np.ndarray, state: Any, tt: np.ndarray | None = None
