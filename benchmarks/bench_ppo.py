@@ -1,7 +1,7 @@
 """PPO throughput end to end: a Kalaha 6x6 run of the default config, environment steps per
 second, with the update on 1 and on 2 torch threads (``update_threads``), interleaved rounds.
 
-    python benchmarks/bench_ppo.py            # 5 rounds of 600,000 steps per contender
+    python benchmarks/bench_ppo.py            # 5 rounds of the whole default run per contender
     python benchmarks/bench_ppo.py --quick    # a smoke run (writes nothing)
 
 Each round times ``train()`` of ``configs/kalaha_ppo.yaml`` in this process (its pool opponents
@@ -165,7 +165,12 @@ def profile_lines(p: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
-    parser.add_argument("--steps", type=int, default=600_000, help="steps per run")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=yaml.safe_load(CONFIG.read_text())["total_steps"],
+        help="steps per run (default: the config's whole run, its pool filling as it would)",
+    )
     parser.add_argument(
         "--device", default="cpu", help="cpu; cuda (or auto: if present) adds a GPU learner"
     )
