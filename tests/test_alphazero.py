@@ -206,9 +206,26 @@ def test_per_seat_evaluator_reads_each_seats_value() -> None:
     )
     _, values = policy_evaluator(net, 3)(obs, mask)
     expected = net.forward_seats(torch.from_numpy(obs), torch.from_numpy(mask))[1]
-    np.testing.assert_allclose(values, expected.detach().numpy().astype(np.float64))
+    # the evaluator's forward pass runs in numpy (ArrayPolicy): float32 rounding apart
+    np.testing.assert_allclose(values, expected.detach().numpy(), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="has 3 value outputs; a 4-player game needs 1"):
         policy_evaluator(net, 4)
+
+
+def test_evaluator_in_numpy_equals_the_torch_path_of_other_devices() -> None:
+    """On the CPU the evaluator runs the net in numpy (ArrayPolicy); on another device
+    (here "cpu:0", which takes that path on the CPU) it runs torch: the same logits and
+    values up to float32 rounding."""
+    torch.manual_seed(2)
+    net = PolicyNet(PolicyArch(14, 6, (32,), 4.0, count_bins=8, residual_blocks=1)).eval()
+    obs = np.random.default_rng(3).integers(0, 12, (9, 14)).astype(np.float32)
+    mask = (np.random.default_rng(4).random((9, 6)) < 0.7).astype(np.int8)
+    mask[:, 0] = 1
+    numpy_logits, numpy_values = policy_evaluator(net, 2, "cpu")(obs, mask)
+    torch_logits, torch_values = policy_evaluator(net, 2, "cpu:0")(obs, mask)
+    np.testing.assert_allclose(numpy_logits, torch_logits, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(numpy_values, torch_values, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(numpy_values[:, 1], -numpy_values[:, 0])
 
 
 def test_value_per_seat_is_refused_for_backgammon() -> None:

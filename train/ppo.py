@@ -49,8 +49,8 @@ from spieltisch.agents.neural.policy import (
     ArrayPolicy,
     PolicyArch,
     PolicyNet,
+    blas_threads,
     sample_masked,
-    single_thread_blas,
 )
 from spieltisch.envs import make_batch
 from spieltisch.envs._common.batch import BatchedGame
@@ -272,7 +272,7 @@ def play_iteration(
     acting = ArrayPolicy([net])  # the forward pass in numpy: small batches, many turns
     rec_obs, rec_mask, rec_act, rec_logp, rec_val, rec_game, rec_seat = [], [], [], [], [], [], []
     moves = 0
-    with single_thread_blas():  # numpy's small products: see single_thread_blas
+    with blas_threads(1):  # numpy's small products: see blas_threads
         for _ in range(cfg.max_turns):
             terminal = games.terminal
             if terminal.all():
@@ -365,7 +365,7 @@ def evaluate_against(
         games.step(sample_masked(np.where(mask != 0, 0.0, MASKED_LOGIT), rng))
     seat = np.arange(games.num_games) % players
     acting = ArrayPolicy([net]) if choose is None else None
-    with single_thread_blas():
+    with blas_threads(1):
         for _ in range(cfg.max_turns):
             terminal = games.terminal
             if terminal.all():

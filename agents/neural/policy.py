@@ -224,17 +224,18 @@ _blas_controller: Any = None
 
 
 @contextmanager
-def single_thread_blas() -> Iterator[None]:
-    """numpy's BLAS on one thread inside (threadpoolctl). For :class:`ArrayPolicy`'s many
-    small products: threads cost more than they save there, and those of numpy's OpenBLAS
-    keep spinning after each call, taking the core from torch's threads in the update that
-    follows (PPO on Kalaha 6x6: 35-39k against 49-50k steps/s end to end)."""
+def blas_threads(count: int = 1) -> Iterator[None]:
+    """numpy's BLAS on at most ``count`` threads inside (threadpoolctl), for
+    :class:`ArrayPolicy`'s products: on small ones threads cost more than they save, and those
+    of numpy's OpenBLAS keep spinning after each call, taking the cores from torch's threads
+    in the update that follows (PPO on Kalaha 6x6: 35-39k against 49-50k steps/s end to end
+    with one thread while acting)."""
     global _blas_controller
     if _blas_controller is None:
         from threadpoolctl import ThreadpoolController
 
         _blas_controller = ThreadpoolController()
-    with _blas_controller.limit(limits=1, user_api="blas"):
+    with _blas_controller.limit(limits=count, user_api="blas"):
         yield
 
 
