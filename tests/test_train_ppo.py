@@ -248,6 +248,12 @@ def test_pool_members_answer_in_one_pass_as_each_would_alone() -> None:
             want[mine] = sample_masked(logits.numpy().astype(np.float64), rng)
     assert np.array_equal(got, want)
     assert mask[rows, got].all()
+    # a member on its own (as any opponent is called) samples from its own network
+    alone = opponents[2].actions(None, rows, obs, mask, rows % 2, np.random.default_rng(6))
+    with torch.no_grad():
+        logits, _ = nets[1](torch.from_numpy(obs), torch.from_numpy(mask))
+    expected = sample_masked(logits.numpy().astype(np.float64), np.random.default_rng(6))
+    assert np.array_equal(alone, expected)
 
 
 def test_gae_is_the_discounted_sum_of_td_errors_within_each_episode() -> None:
