@@ -132,10 +132,10 @@ def tanh(x: torch.Tensor) -> torch.Tensor:
     quarter of torch's tanh kernel on large batches (whose cost equalled the matrix products of
     a 128-wide layer, in the PPO update and in every move's forward pass). Small tensors (the
     few rows of an opponent's move), the GPU and ONNX export use ``torch.tanh`` itself."""
-    if (
-        x.numel() < SIGMOID_TANH_MIN_SIZE
+    if (  # (the export first: a traced size check would be a constant in the graph)
+        torch.onnx.is_in_onnx_export()
         or x.device.type != "cpu"
-        or torch.onnx.is_in_onnx_export()
+        or x.numel() < SIGMOID_TANH_MIN_SIZE
     ):
         return torch.tanh(x)
     if x.requires_grad and torch.is_grad_enabled():
