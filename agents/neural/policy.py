@@ -327,14 +327,13 @@ class NeuralAgent(Agent):
         super().__init__(seed)
         self.net = net.eval()
         self.greedy = greedy
+        self._forward = ArrayPolicy([self.net])  # one row per move: numpy, not torch's ops
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         legal = legal_actions_of(observation)
-        obs = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32))[None]
-        mask = torch.as_tensor(np.asarray(observation["action_mask"]))[None]
-        with torch.no_grad():
-            logits, _ = self.net(obs, mask)
-        action = int(sample_masked(logits.numpy().astype(np.float64), self.rng, self.greedy)[0])
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+        logits, _ = self._forward.forward_seats(obs, np.asarray(observation["action_mask"])[None])
+        action = int(sample_masked(logits.astype(np.float64), self.rng, self.greedy)[0])
         if action not in legal:  # cannot happen with a mask; a guard against shape mix-ups
             raise RuntimeError(f"policy chose illegal action {action}; legal: {legal.tolist()}")
         return action
