@@ -463,20 +463,17 @@ def ppo_update(
     minibatch's approximate KL exceeds it. Returns the mean losses, approximate KL
     (``mean((ratio - 1) - log ratio)``) and clip fraction over the minibatches."""
     device = next(net.parameters()).device  # the learner's (the rollout is on the CPU)
-    b_obs = torch.from_numpy(batch.obs).to(device)
-    b_mask = torch.from_numpy(batch.mask).to(device)
-    b_act = torch.from_numpy(batch.actions).to(device)
-    b_logp = torch.from_numpy(batch.logp).to(device)
-    b_adv = torch.from_numpy(batch.advantages).to(device)
-    b_ret = torch.from_numpy(batch.returns).to(device)
-    b_val = torch.from_numpy(batch.values).to(device)
-    size = len(b_act)
+    fields = (batch.obs, batch.mask, batch.actions, batch.logp, batch.advantages, batch.returns)
+    whole = [torch.from_numpy(x).to(device) for x in (*fields, batch.values)]
+    size = len(batch.actions)
     mb_size = max(1, size // cfg.num_minibatches)
     stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
     for _epoch in range(cfg.update_epochs):
         perm = torch.from_numpy(rng.permutation(size)).to(device)
+        # shuffled once per pass, so that each minibatch is a slice (one gather per pass)
+        b_obs, b_mask, b_act, b_logp, b_adv, b_ret, b_val = (x[perm] for x in whole)
         for start in range(0, size - mb_size + 1, mb_size):
-            mb = perm[start : start + mb_size]
+            mb = slice(start, start + mb_size)
             logits, value = net(b_obs[mb], b_mask[mb])
             logp_all = torch.log_softmax(logits, dim=-1)
             new_logp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
@@ -487,7 +484,7 @@ def ppo_update(
                 approx_kl = ((ratio - 1) - log_ratio).mean()
                 stats["clip"].append(((ratio - 1).abs() > cfg.clip_coef).float().mean().item())
             adv = b_adv[mb]
-            if cfg.norm_adv and len(mb) > 1:
+            if cfg.norm_adv and mb_size > 1:
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg_loss = torch.max(
                 -adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)
@@ -572,7 +569,8 @@ class PPOTrainer(IterationTrainer):
         #: refreshed after every update
         self.actor = playing_copy(net, self.device)
         net.to(self.device)
-        optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
+        # fused: one kernel for all parameters (the update is most of a PPO iteration)
+        optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
         self.state = TrainerState(net=net, optimizer=optimizer, rng=np.random.default_rng(cfg.seed))
         if cfg.pool_random:
             self.state.pool.append(None)
