@@ -148,16 +148,17 @@ def opponent_actions(
     """The actions of games ``idx``, game i played by ``opponents[which[i]]``: each opponent
     answers for its games, the members of one :class:`PolicyPool` all in one call."""
     out = np.zeros(len(idx), dtype=np.int64)
+    member = np.zeros(len(idx), dtype=np.int64)  # the pool member playing each pooled row
     pooled: dict[int, tuple[PolicyPool, list[np.ndarray]]] = {}
     for k in np.unique(which):
         rows = np.flatnonzero(which == k)
         opponent = opponents[k]
         if isinstance(opponent, PoolMember):  # answered below, with its pool's other members
+            member[rows] = opponent.index
             pooled.setdefault(id(opponent.pool), (opponent.pool, []))[1].append(rows)
         else:
             out[rows] = opponent.actions(games, idx[rows], obs[rows], mask[rows], mover[rows], rng)
-    member_of = np.array([getattr(opponent, "index", -1) for opponent in opponents])
     for pool, parts in pooled.values():
         rows = np.concatenate(parts)
-        out[rows] = pool.actions(obs[rows], mask[rows], member_of[which[rows]], rng)
+        out[rows] = pool.actions(obs[rows], mask[rows], member[rows], rng)
     return out

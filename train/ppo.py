@@ -45,12 +45,10 @@ import torch
 from spieltisch.agents.arena.provenance import git_revision
 from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
 from spieltisch.agents.neural.policy import (
-    MASKED_LOGIT,
     ArrayPolicy,
     PolicyArch,
     PolicyNet,
     blas_threads,
-    sample_masked,
 )
 from spieltisch.envs import make_batch
 from spieltisch.envs._common.batch import BatchedGame
@@ -62,7 +60,7 @@ from spieltisch.train.opponents import (
     ScriptedOpponent,
     opponent_actions,
     policy_step,
-    random_step,  # noqa: F401  (re-exported: the training loop's helpers live in opponents)
+    random_step,
 )
 from spieltisch.train.run_files import (
     latest_checkpoint,  # noqa: F401  (re-exported: tests find a run's checkpoint here)
@@ -362,7 +360,7 @@ def evaluate_against(
     games.reset(seed=rng)
     for _ in range(OPENING_PLIES.get(cfg.game, 0)):  # distinct games without chance
         _, mask = games.observe()
-        games.step(sample_masked(np.where(mask != 0, 0.0, MASKED_LOGIT), rng))
+        games.step(random_step(mask, rng))
     seat = np.arange(games.num_games) % players
     acting = ArrayPolicy([net]) if choose is None else None
     with blas_threads(1):
@@ -463,8 +461,11 @@ def ppo_update(
     minibatch's approximate KL exceeds it. Returns the mean losses, approximate KL
     (``mean((ratio - 1) - log ratio)``) and clip fraction over the minibatches."""
     device = next(net.parameters()).device  # the learner's (the rollout is on the CPU)
-    fields = (batch.obs, batch.mask, batch.actions, batch.logp, batch.advantages, batch.returns)
-    whole = [torch.from_numpy(x).to(device) for x in (*fields, batch.values)]
+    whole = [
+        torch.from_numpy(x).to(device)
+        for x in (batch.obs, batch.mask, batch.actions, batch.logp, batch.advantages,
+                  batch.returns, batch.values)
+    ]  # fmt: skip
     size = len(batch.actions)
     mb_size = max(1, size // cfg.num_minibatches)
     stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
