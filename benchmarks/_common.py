@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shlex
 import statistics
 import sys
@@ -18,6 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from spieltisch.agents.arena.provenance import peak_rss_gib
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -110,14 +111,6 @@ def interleaved(runs: dict[str, Callable[[], int]], rounds: int) -> dict[str, di
         }
         for name, (units, seconds) in totals.items()
     }
-
-
-def peak_rss_gib() -> float:
-    """The most resident memory this process (and any child it waited for) has held, in GiB
-    (Linux reports ``ru_maxrss`` in KiB)."""
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(own, children) / 2**20
 
 
 def write_results(args: argparse.Namespace, name: str, results: dict, markdown: str) -> None:

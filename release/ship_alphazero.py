@@ -3,20 +3,22 @@
     python release/ship_alphazero.py RUN_DIR \\
         --strength benchmarks/results/alphazero_strength_kalaha_6x4.json \\
         --command "spieltisch train configs/kalaha_6x4_alphazero.yaml" \\
-        --train-seconds-wall W --train-seconds-cpu C [--policy best] [--ship]
+        [--train-seconds-wall W --train-seconds-cpu C] [--policy best] [--ship]
 
 Reads the run's ``best`` (or ``final``) policy and the results of
 ``benchmarks/alphazero_strength.py`` for it (``--strength``; or, for any game, arena reports of
-``spieltisch eval ... --json FILE`` in which the policy is ``checkpoint:<run>/<policy>[:PARAMS]``,
-``--arena FILE`` repeatable), and writes
+``spieltisch eval ... --json FILE`` in which the policy is
+``checkpoint:<run>/<policy>[:PARAMS]``, ``--arena FILE`` repeatable), and writes
 ``benchmarks/results/<name>_alphazero_train.json`` (``--results-dir``): the reproducing command,
-training wall and CPU seconds, the machine, the arena rows (raw network and with search) and the
-solver accuracy. ``--ship`` makes the policy ``pretrained:<game>`` in ``agents/pretrained/``: a
-shipped agent of another algorithm under that name moves to ``<name>_<algo>`` (reachable as
-``pretrained:<game>:algo=<algo>``, its recorded rows relabelled so), and the AlphaZero policy
-takes the name with its evaluation and reproducing commands in the metadata. ``--ship --beside``
-leaves the shipped agent as it is and ships the policy as ``<name>_alphazero`` instead
-(``pretrained:<game>:algo=alphazero``): for a policy that does not beat the shipped one.
+training wall and CPU seconds (from the run's ledger ``RUN_DIR/resources.json``, recorded whole,
+unless ``--train-seconds-*`` are given, e.g. for a run that predates it), the machine, the arena
+rows (raw network and with search) and the solver accuracy. ``--ship`` makes the policy
+``pretrained:<game>`` in ``agents/pretrained/``: a shipped agent of another algorithm under that
+name moves to ``<name>_<algo>`` (reachable as ``pretrained:<game>:algo=<algo>``, its recorded
+rows relabelled so), and the AlphaZero policy takes the name with its evaluation and reproducing
+commands in the metadata. ``--ship --beside`` leaves the shipped agent as it is and ships the
+policy as ``<name>_alphazero`` instead (``pretrained:<game>:algo=alphazero``): for a policy that
+does not beat the shipped one.
 """
 
 from __future__ import annotations
@@ -235,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--strength", type=Path, help="alphazero_strength JSON")
     source.add_argument("--arena", type=Path, action="append", help="spieltisch eval --json")
     parser.add_argument("--command", required=True, help="the command that trained the run")
-    parser.add_argument("--train-seconds-wall", type=float, required=True)
-    parser.add_argument("--train-seconds-cpu", type=float, required=True)
+    parser.add_argument("--train-seconds-wall", type=float, help="default: the run's ledger")
+    parser.add_argument("--train-seconds-cpu", type=float, help="default: the run's ledger")
     parser.add_argument("--load-note", default="", help="the machine's load while training")
     parser.add_argument("--policy", choices=("best", "final"), default="best")
     parser.add_argument("--ship", action="store_true")
@@ -254,7 +256,14 @@ def main(argv: list[str] | None = None) -> int:
     from spieltisch.agents.arena import machine_info
     from spieltisch.agents.neural.agents import pretrained_name
     from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+    from spieltisch.train.run_files import run_resources
 
+    resources = run_resources(args.run_dir)
+    for key in ("wall", "cpu"):
+        if getattr(args, f"train_seconds_{key}") is None:
+            if resources is None:
+                parser.error(f"{args.run_dir} has no resources.json: give --train-seconds-{key}")
+            setattr(args, f"train_seconds_{key}", resources["total"][f"{key}_seconds"])
     ckpt = load_checkpoint(args.run_dir / args.policy)
     game, options = ckpt.meta["game"], ckpt.meta["game_options"]
     if ckpt.meta.get("algorithm") != "alphazero":
@@ -283,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         "train_seconds_wall": args.train_seconds_wall,
         "train_seconds_cpu": args.train_seconds_cpu,
         "load_note": args.load_note,
+        "resources": resources,
         "cpu_count": os.cpu_count(),
         "global_step": ckpt.meta["global_step"],
         "training_metrics": ckpt.meta["metrics"],

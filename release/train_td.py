@@ -12,8 +12,9 @@ results, machine). ``--ship`` copies the weights to ``agents/pretrained/backgamm
 evaluation and the reproducing commands in its metadata (``pretrained:backgammon``; with
 ``--ship-as backgammon_<X>`` to ``agents/pretrained/backgammon_<X>``, the agent
 ``pretrained:backgammon:algo=<X>`` beside the default one).
-Training time: the checkpoint's own record (``seconds``) unless ``--train-wall/--train-cpu``
-are given (for runs whose checkpoints predate that record).
+Training time: the run's ledger (``run_dir/resources.json``: wall, CPU, peak memory, load, the
+commands of every session) and the checkpoint's own record (``seconds``), unless
+``--train-wall/--train-cpu`` are given (for runs that predate those records).
 
 For another net than the shipped one (e.g. the evaluator with features,
 ``configs/backgammon_td_features.yaml``): ``--out`` names its results file, ``--name`` the agent
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     from spieltisch.agents.arena import evaluate
     from spieltisch.agents.arena.provenance import machine_info
     from spieltisch.agents.neural.checkpoint import load_checkpoint, paths_of, save_checkpoint
+    from spieltisch.train.run_files import run_resources
 
     ckpt = load_checkpoint(args.checkpoint, "backgammon")
     path = paths_of(args.checkpoint)[0].with_suffix("")
@@ -146,6 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.earlier_games is not None:
         total_games = stage_games + args.earlier_games
     seconds = dict(ckpt.meta.get("seconds", {}))
+    resources = run_resources(path)
+    if resources is not None:
+        seconds["train_wall"] = resources["total"]["wall_seconds"]
+        seconds["train_cpu"] = resources["total"]["cpu_seconds"]
+        seconds["peak_rss_gib"] = resources["total"]["peak_rss_gib"]
     if args.train_wall is not None:
         seconds["train_wall"] = args.train_wall
     if args.train_cpu is not None:
@@ -155,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         "training_games": total_games,
         "training_games_last_stage": stage_games,
         "training_seconds": seconds,
+        "resources": resources,
         "train_command": args.train_command,
         "config": ckpt.meta.get("config"),
         "git_revision_of_checkpoint": ckpt.meta.get("git_revision"),

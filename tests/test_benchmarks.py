@@ -283,9 +283,13 @@ def test_release_ship_alphazero_from_arena_reports_beside_the_shipped_agent(
     _run(
         RELEASE / "ship_alphazero.py", run, "--policy", "final", "--arena", report,
         "--command", "spieltisch train configs/kalaha_alphazero.yaml",
-        "--train-seconds-wall", "1", "--train-seconds-cpu", "1",
         "--results-dir", tmp_path, "--pretrained-dir", pretrained, "--ship", "--beside",
     )  # fmt: skip
+    # without --train-seconds-*, the training time is the run's ledger (resources.json)
+    ledger = json.loads((run / "resources.json").read_text())
+    result = json.loads((tmp_path / "kalaha_alphazero_train.json").read_text())
+    assert result["resources"] == ledger and ledger["total"]["sessions"] == 1
+    assert result["train_seconds_cpu"] == ledger["total"]["cpu_seconds"] > 0
     shipped = load_checkpoint(pretrained / "kalaha_alphazero", "kalaha", root=pretrained)
     row = shipped.meta["evaluation"]["sims2_vs_random"]
     assert row["agent"] == "pretrained:kalaha:algo=alphazero,sims=2"

@@ -237,7 +237,36 @@ def test_the_end_summary_names_the_files_and_the_commands(tmp_path: Path) -> Non
     assert summary.startswith(f"Training finished at round {ROUNDS}.")
     for name in ("best.safetensors", "final.safetensors", "final_eval.json", "checkpoints"):
         assert str(run_dir / name) in summary
+    assert str(run_dir / "resources.json") in summary and "CPU-s, peak memory" in summary
     assert "TensorBoard" not in summary  # tensorboard is off
     agent = f"checkpoint:{run_dir / 'best'}"
     assert f"spieltisch eval kalaha -o pits=4 --agents {agent} random" in summary
     assert f"spieltisch play kalaha -o pits=4 --agents human {agent}" in summary
+
+
+def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    # stops after round 5; its last checkpoint (checkpoint_interval 4) is at round 4
+    run(ToyTrainer(config(run_dir), stop_after=5), log=lambda _: None)
+    first = json.loads((run_dir / "resources.json").read_text())
+    (session,) = first["sessions"]
+    assert session["ticks_start"] == 0 and session["ticks_end"] == 40
+    assert session["wall_seconds"] >= 0 and session["cpu_seconds"] >= 0
+    assert 0 < session["peak_rss_gib"] < 64 and session["cpu_count"] >= 1
+    assert "command" in session and "load_average_start" in session
+    result = run(ToyTrainer(config(run_dir)), resume=True, log=lambda _: None)
+    ledger = json.loads((run_dir / "resources.json").read_text())
+    assert result["resources"] == ledger
+    assert ledger["sessions"][0] == session  # the first session as it was
+    second = ledger["sessions"][1]
+    assert second["ticks_start"] == 40 and second["ticks_end"] == 10 * ROUNDS
+    total = ledger["total"]
+    assert total["sessions"] == 2
+    assert total["wall_seconds"] == round(session["wall_seconds"] + second["wall_seconds"], 1)
+    assert total["cpu_seconds"] == round(session["cpu_seconds"] + second["cpu_seconds"], 1)
+    assert total["peak_rss_gib"] == max(session["peak_rss_gib"], second["peak_rss_gib"])
+    # a new run in the directory (--overwrite) starts a new ledger
+    run(ToyTrainer(config(run_dir)), overwrite=True, log=lambda _: None)
+    assert len(json.loads((run_dir / "resources.json").read_text())["sessions"]) == 1

@@ -4,7 +4,8 @@
 ``run_dir/config.resolved.json`` (the config as run), ``run_dir/checkpoints/`` (training
 checkpoints, each its metadata ``<name>.json`` written last, and ``latest.txt``: the name of the
 newest one, written after the checkpoint itself), ``run_dir/tb/`` (TensorBoard),
-``run_dir/best.*``, ``run_dir/final.*`` and ``run_dir/final_eval.json``.
+``run_dir/best.*``, ``run_dir/final.*``, ``run_dir/final_eval.json`` and
+``run_dir/resources.json`` (what the run cost, session by session: :class:`ResourceLedger`).
 
 One directory holds one run: :func:`check_run_dir` refuses to start a run in a directory that
 holds another (``--resume`` continues it, ``--overwrite`` removes its files first, see
@@ -17,10 +18,16 @@ incomplete one or is missing.
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import sys
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from spieltisch.agents.arena.provenance import cpu_seconds, git_revision, peak_rss_gib
 from spieltisch.agents.files import write_text_atomic
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from spieltisch.train.config import config_to_dict
@@ -33,10 +40,12 @@ RUN_FILES = (
     "final.json",
     "final.safetensors",
     "final_eval.json",
+    "resources.json",
 )
 #: the directories of a run: training checkpoints and TensorBoard logs
 RUN_DIRS = ("checkpoints", "tb")
 POINTER = "latest.txt"
+RESOURCES = "resources.json"
 
 
 class RunDirError(CheckpointError):
@@ -237,3 +246,77 @@ def restore_optimizer(
             _, idx, name = key.split(".", 2)
             state["state"].setdefault(int(idx), {})[name] = value
     optimizer.load_state_dict(state)
+
+
+def _load_average() -> list[float] | None:
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+class ResourceLedger:
+    """What a run cost, one entry per session (a start or a ``--resume``), in
+    ``run_dir/resources.json``: the command, the git revision, the machine's cores and load
+    average, and the session's wall and CPU seconds (this process, its threads and the worker
+    processes it waited for; not Ray's workers), peak resident memory and the progress units it
+    covered; ``total`` sums the sessions (the peak is their maximum).
+
+    :meth:`record` rewrites the file (atomically) after each checkpoint and at the end, so a
+    killed session counts up to its last checkpoint, the point its run resumes from. A resumed
+    run keeps the sessions before it; a new one starts an empty ledger.
+    """
+
+    def __init__(self, run_dir: Path, resume: bool, units: int, unit: str) -> None:
+        self.path = run_dir / RESOURCES
+        self.sessions: list[dict[str, Any]] = []
+        if resume:
+            try:
+                self.sessions = list(json.loads(self.path.read_text())["sessions"])
+            except (OSError, ValueError, KeyError, TypeError):
+                self.sessions = []  # a run from before the ledger, or a damaged file: start anew
+        self.unit = unit
+        self._wall0 = time.perf_counter()
+        self._cpu0 = cpu_seconds()
+        self.current: dict[str, Any] = {
+            "command": shlex.join(sys.argv),
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            "git_revision": git_revision(short=True),
+            "cpu_count": os.cpu_count(),
+            "load_average_start": _load_average(),
+            f"{unit}s_start": units,
+        }
+
+    def record(self, units: int) -> dict[str, Any]:
+        """Bring this session's entry up to date (``units``: the run's progress now), write the
+        file and return its contents."""
+        self.current.update(
+            {
+                f"{self.unit}s_end": units,
+                "wall_seconds": round(time.perf_counter() - self._wall0, 1),
+                "cpu_seconds": round(cpu_seconds() - self._cpu0, 1),
+                "peak_rss_gib": round(peak_rss_gib(), 3),
+                "load_average_end": _load_average(),
+            }
+        )
+        sessions = [*self.sessions, self.current]
+        ledger = {
+            "sessions": sessions,
+            "total": {
+                "sessions": len(sessions),
+                "wall_seconds": round(sum(s["wall_seconds"] for s in sessions), 1),
+                "cpu_seconds": round(sum(s["cpu_seconds"] for s in sessions), 1),
+                "peak_rss_gib": max(s["peak_rss_gib"] for s in sessions),
+            },
+        }
+        write_text_atomic(self.path, json.dumps(ledger, indent=2) + "\n")
+        return ledger
+
+
+def run_resources(path: Path | str) -> dict[str, Any] | None:
+    """The :class:`ResourceLedger` of the run that ``path`` belongs to (its run directory, or a
+    policy or checkpoint in it, e.g. ``run_dir/final`` or ``run_dir/checkpoints/step_...``);
+    None if that run has no ledger (e.g. it predates it)."""
+    path = Path(path)
+    for run_dir in (path, path.parent, path.parent.parent):
+        ledger = run_dir / RESOURCES
+        if ledger.is_file():
+            return json.loads(ledger.read_text())
+    return None

@@ -61,6 +61,7 @@ from spieltisch.agents.files import write_text_atomic
 from spieltisch.agents.neural.checkpoint import CheckpointError
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, RunConfig
 from spieltisch.train.run_files import (
+    ResourceLedger,
     check_resumed_config,
     check_run_dir,
     checkpoint_dir,
@@ -300,6 +301,7 @@ def run(
         log(f"resumed from {path} at {trainer.position()}")
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     write_resolved_config(run_dir, cfg)
+    ledger = ResourceLedger(run_dir, resume, trainer.units, trainer.unit)
     writer, bar = open_logs(
         run_dir, cfg, trainer.total_units, trainer.units, trainer.unit, trainer.bar_smoothing
     )
@@ -345,6 +347,7 @@ def run(
             name = trainer.checkpoint_name()
             trainer.save(ckpt_dir / name)
             record_checkpoint(ckpt_dir, name, cfg.keep_checkpoints)
+            ledger.record(trainer.units)
         if stopping and not done:
             break
 
@@ -368,25 +371,39 @@ def run(
             run_dir / "final_eval.json", json.dumps(evaluation.report, indent=2) + "\n"
         )
         result["final_eval"] = evaluation.report
-        result["summary"] = end_summary(trainer, evaluation.report, kept)
+        result["resources"] = ledger.record(trainer.units)
+        result["summary"] = end_summary(trainer, evaluation.report, kept, result["resources"])
     if writer is not None:
         writer.close()
     result["metrics"] = dict(trainer.metrics)
     return result
 
 
-def end_summary(trainer: Trainer, report: dict[str, Any], best: Path | None) -> str:
-    """The end of a finished run in words: the trainer's final evaluation, where the run's files
-    are, and the commands that evaluate and play the trained policy (``best`` if kept, else
-    ``final``)."""
+def end_summary(
+    trainer: Trainer,
+    report: dict[str, Any],
+    best: Path | None,
+    resources: dict[str, Any],
+) -> str:
+    """The end of a finished run in words: the trainer's final evaluation, what the run cost
+    (``resources``: the :class:`~spieltisch.train.run_files.ResourceLedger`'s contents), where
+    the run's files are, and the commands that evaluate and play the trained policy (``best`` if
+    kept, else ``final``)."""
     cfg = trainer.cfg
     run_dir = Path(cfg.run_dir)
     lines = [f"Training finished at {trainer.position()}.", *trainer.report_lines(report)]
+    total = resources["total"]
+    sessions = f" over {total['sessions']} sessions" if total["sessions"] > 1 else ""
+    lines.append(
+        f"Cost{sessions}: {total['wall_seconds']:,.0f} s wall, {total['cpu_seconds']:,.0f} "
+        f"CPU-s, peak memory {total['peak_rss_gib']:.2f} GiB"
+    )
     lines += ["", f"Files (run directory {run_dir}):"]
     if best is not None:
         lines.append(f"  best policy      {best}.safetensors (+ .json)")
     lines.append(f"  final policy     {run_dir / 'final'}.safetensors (+ .json)")
     lines.append(f"  final evaluation {run_dir / 'final_eval.json'}")
+    lines.append(f"  resources        {run_dir / 'resources.json'} (wall, CPU, memory, load)")
     lines.append(f"  checkpoints      {checkpoint_dir(run_dir)} (latest.txt names the newest)")
     lines.append(f"  resolved config  {run_dir / 'config.resolved.json'}")
     if cfg.tensorboard:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 import subprocess
 from datetime import UTC, datetime
 from importlib import metadata
@@ -59,3 +60,18 @@ def machine_info() -> dict[str, Any]:
         "versions": versions,
         "git_revision": git_revision(short=True),
     }
+
+
+def peak_rss_gib() -> float:
+    """The most resident memory this process (and any child it waited for) has held, in GiB
+    (Linux reports ``ru_maxrss`` in KiB)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 2**20
+
+
+def cpu_seconds() -> float:
+    """CPU time (user and system) of this process, all its threads, and the children it waited
+    for (e.g. arena worker processes), in seconds."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
