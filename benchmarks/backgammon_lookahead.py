@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import Any
 
 from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
 from spieltisch.agents.arena import evaluate, machine_info
@@ -54,6 +55,31 @@ def match(agent: str, opponent: str, games: int, seed: int, workers: int) -> dic
     }
 
 
+def merge_recorded(
+    earlier: dict[str, Any], rows: list[dict], runs: list[dict]
+) -> tuple[list[dict], list[dict]]:
+    """``--append``: the recorded rows with this run's (a row measured again, same agent,
+    opponent and ply, replaces the recorded one in place; new ones go last), and the runs
+    whose command some row still names."""
+    earlier_runs = earlier.get("runs") or [
+        {"command": earlier["command"], "machine": earlier["machine"]}
+    ]
+    for row in earlier["rows"]:
+        row.setdefault("command", earlier_runs[0]["command"])
+
+    def key(row: dict) -> tuple:
+        return row["agent"], row["opponent"], row["ply"]
+
+    measured = {key(r): r for r in rows}
+    recorded = {key(r) for r in earlier["rows"]}
+    merged = [measured.get(key(r), r) for r in earlier["rows"]]
+    merged += [r for r in rows if key(r) not in recorded]
+    commands = {r["command"] for r in merged}
+    new_commands = {run["command"] for run in runs}
+    kept = [r for r in earlier_runs if r["command"] in commands - new_commands]
+    return merged, kept + runs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agent", default="pretrained:backgammon",
@@ -70,7 +96,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=300_000, help="first arena seed")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--append", action="store_true",
-                    help="keep the rows already recorded (another agent's) and add these")  # fmt: skip
+                    help="keep the rows already recorded (another agent's) and add these; a "
+                    "row measured again replaces its recorded one")  # fmt: skip
     add_run_options(ap)
     args = ap.parse_args()
     shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], equal_games=[2], workers=1)
@@ -109,13 +136,7 @@ def main() -> None:
     json_path = result_path(args, "backgammon_lookahead.json")
     if args.append and json_path is not None and json_path.exists():
         earlier = json.loads(json_path.read_text())
-        earlier_runs = earlier.get("runs") or [
-            {"command": earlier["command"], "machine": earlier["machine"]}
-        ]
-        for row in earlier["rows"]:
-            row.setdefault("command", earlier_runs[0]["command"])
-        rows = earlier["rows"] + rows
-        runs = earlier_runs + runs
+        rows, runs = merge_recorded(earlier, rows, runs)
     lines = [
         "# Backgammon: the value net at each lookahead\n",
         "Arena matches, each seed played in both seat orders with the same dice; 95% intervals. "

@@ -440,3 +440,33 @@ def test_release_ship_alphazero_leaves_out_matches_against_the_agent_it_replaces
     assert list(ship_alphazero.without_the_replaced_agent(over_ppo, "hus")) == [
         "vs_pretrained:hus:algo=ppo"
     ]
+
+
+def test_backgammon_lookahead_append_replaces_rows_measured_again():
+    """``--append``: a row measured again (same agent, opponent, ply) replaces its recorded row
+    in place, other rows stay, and a run no row names any more is dropped."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        lookahead = importlib.import_module("backgammon_lookahead")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+    def row(agent: str, opponent: str, ply: int, command: str, ppg: float) -> dict:
+        return {"agent": agent, "opponent": opponent, "ply": ply, "command": command, "ppg": ppg}
+
+    earlier = {
+        "runs": [{"command": "A"}, {"command": "B"}],
+        "rows": [
+            row("a", "pubeval", 1, "A", 0.1),
+            row("b", "pubeval", 1, "B", 0.2),
+            row("b", "gnubg", 1, "B", -0.2),
+        ],
+    }
+    new = [row("b", "pubeval", 1, "C", 0.3), row("b", "gnubg", 1, "C", -0.1),
+           row("b", "pubeval", 2, "C", 0.4)]  # fmt: skip
+    rows, runs = lookahead.merge_recorded(earlier, new, [{"command": "C"}])
+    assert [(r["agent"], r["opponent"], r["ply"], r["ppg"]) for r in rows] == [
+        ("a", "pubeval", 1, 0.1), ("b", "pubeval", 1, 0.3), ("b", "gnubg", 1, -0.1),
+        ("b", "pubeval", 2, 0.4),
+    ]  # fmt: skip
+    assert [r["command"] for r in runs] == ["A", "C"]
