@@ -252,7 +252,8 @@ def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     run(ToyTrainer(config(run_dir), stop_after=5), log=lambda _: None)
     first = json.loads((run_dir / "resources.json").read_text())
     (session,) = first["sessions"]
-    assert session["ticks_start"] == 0 and session["ticks_end"] == 40
+    assert session["unit"] == "tick"
+    assert session["units_start"] == 0 and session["units_end"] == 40
     assert session["wall_seconds"] >= 0 and session["cpu_seconds"] >= 0
     assert 0 < session["peak_rss_gib"] < 64 and session["cpu_count"] >= 1
     assert "command" in session and "load_average_start" in session
@@ -261,7 +262,7 @@ def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     assert result["resources"] == ledger
     assert ledger["sessions"][0] == session  # the first session as it was
     second = ledger["sessions"][1]
-    assert second["ticks_start"] == 40 and second["ticks_end"] == 10 * ROUNDS
+    assert second["units_start"] == 40 and second["units_end"] == 10 * ROUNDS
     total = ledger["total"]
     assert total["sessions"] == 2
     assert total["wall_seconds"] == round(session["wall_seconds"] + second["wall_seconds"], 1)

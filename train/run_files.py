@@ -257,7 +257,8 @@ class ResourceLedger:
     ``run_dir/resources.json``: the command, the git revision, the machine's cores and load
     average, and the session's wall and CPU seconds (this process, its threads and the worker
     processes it waited for; not Ray's workers), peak resident memory and the progress units it
-    covered; ``total`` sums the sessions (the peak is their maximum).
+    covered (``unit``, ``units_start``, ``units_end``); ``total`` sums the sessions (the peak
+    is their maximum).
 
     :meth:`record` rewrites the file (atomically) after each checkpoint and at the end, so a
     killed session counts up to its last checkpoint, the point its run resumes from. A resumed
@@ -272,7 +273,6 @@ class ResourceLedger:
                 self.sessions = list(json.loads(self.path.read_text())["sessions"])
             except (OSError, ValueError, KeyError, TypeError):
                 self.sessions = []  # a run from before the ledger, or a damaged file: start anew
-        self.unit = unit
         self._wall0 = time.perf_counter()
         self._cpu0 = cpu_seconds()
         self.current: dict[str, Any] = {
@@ -281,7 +281,8 @@ class ResourceLedger:
             "git_revision": git_revision(short=True),
             "cpu_count": os.cpu_count(),
             "load_average_start": _load_average(),
-            f"{unit}s_start": units,
+            "unit": unit,  # what the progress bar counts: step, pos, game, ...
+            "units_start": units,
         }
 
     def record(self, units: int) -> dict[str, Any]:
@@ -289,7 +290,7 @@ class ResourceLedger:
         file and return its contents."""
         self.current.update(
             {
-                f"{self.unit}s_end": units,
+                "units_end": units,
                 "wall_seconds": round(time.perf_counter() - self._wall0, 1),
                 "cpu_seconds": round(cpu_seconds() - self._cpu0, 1),
                 "peak_rss_gib": round(peak_rss_gib(), 3),
