@@ -268,6 +268,12 @@ def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     assert total["wall_seconds"] == round(session["wall_seconds"] + second["wall_seconds"], 1)
     assert total["cpu_seconds"] == round(session["cpu_seconds"] + second["cpu_seconds"], 1)
     assert total["peak_rss_gib"] == max(session["peak_rss_gib"], second["peak_rss_gib"])
+    # a damaged ledger does not stop a resumed run: it warns and counts from that session on
+    (run_dir / "resources.json").write_text('{"sessions": [')
+    lines: list[str] = []
+    run(ToyTrainer(config(run_dir)), resume=True, log=lines.append)
+    assert any("resources.json is unreadable" in line for line in lines), lines
+    assert len(json.loads((run_dir / "resources.json").read_text())["sessions"]) == 1
     # a new run in the directory (--overwrite) starts a new ledger
     run(ToyTrainer(config(run_dir)), overwrite=True, log=lambda _: None)
     assert len(json.loads((run_dir / "resources.json").read_text())["sessions"]) == 1

@@ -262,17 +262,31 @@ class ResourceLedger:
 
     :meth:`record` rewrites the file (atomically) after each checkpoint and at the end, so a
     killed session counts up to its last checkpoint, the point its run resumes from. A resumed
-    run keeps the sessions before it; a new one starts an empty ledger.
+    run keeps the sessions before it (``warn`` says so when its ledger is missing or unreadable,
+    and the count starts with this session); a new one starts an empty ledger.
     """
 
-    def __init__(self, run_dir: Path, resume: bool, units: int, unit: str) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        resume: bool,
+        units: int,
+        unit: str,
+        warn: Callable[[str], Any] | None = None,
+    ) -> None:
         self.path = run_dir / RESOURCES
         self.sessions: list[dict[str, Any]] = []
         if resume:
             try:
                 self.sessions = list(json.loads(self.path.read_text())["sessions"])
-            except (OSError, ValueError, KeyError, TypeError):
-                self.sessions = []  # a run from before the ledger, or a damaged file: start anew
+            except (OSError, ValueError, KeyError, TypeError) as err:
+                # a run from before the ledger, or a damaged file: count from this session on
+                if warn is not None:
+                    why = "missing" if isinstance(err, FileNotFoundError) else "unreadable"
+                    warn(
+                        f"warning: {self.path} is {why}; the run's cost is counted from this "
+                        "session on"
+                    )
         self._wall0 = time.perf_counter()
         self._cpu0 = cpu_seconds()
         self.current: dict[str, Any] = {

@@ -301,7 +301,7 @@ def run(
         log(f"resumed from {path} at {trainer.position()}")
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     write_resolved_config(run_dir, cfg)
-    ledger = ResourceLedger(run_dir, resume, trainer.units, trainer.unit)
+    ledger = ResourceLedger(run_dir, resume, trainer.units, trainer.unit, warn=log)
     writer, bar = open_logs(
         run_dir, cfg, trainer.total_units, trainer.units, trainer.unit, trainer.bar_smoothing
     )
