@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from _common import add_run_options, result_path, shrink_if_quick, write_json
+from spieltisch.agents.arena.provenance import load_average
 from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.hilo import HiLoGame
 from spieltisch.envs.hilo.batch import HiLoBatch
@@ -141,9 +142,7 @@ def main() -> int:
         f"ratio hilo_v0 / connect_four_v3: 2 players {aec['ratio_hilo_2p_to_connect_four']:.2f}x, "
         f"4 players {aec['ratio_hilo_4p_to_connect_four']:.2f}x (target >= 2x)"
     )
-    results["machine"]["load_average_after"] = (
-        list(os.getloadavg()) if hasattr(os, "getloadavg") else None
-    )
+    results["machine"]["load_average_after"] = load_average()
     write_json(args.out or result_path(args, "hilo.json"), results)
     return 0
 

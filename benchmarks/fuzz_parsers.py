@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import add_run_options, shrink_if_quick, write_results
-from spieltisch.agents.arena.provenance import machine_info
+from spieltisch.agents.arena.provenance import load_average, machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERTIES_FILE = ROOT / "tests" / "test_fuzz_parsers.py"
@@ -162,7 +162,7 @@ def main() -> int:
         "total_examples": sum(r["examples"] for r in rows.values()),
         "failures": sum(r["failure"] is not None for r in rows.values()),
         "wall_seconds": round(time.perf_counter() - start, 1),
-        "load_average_after": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "load_average_after": load_average(),
     }
     print(f"{results['total_examples']:,} examples, {results['failures']} failing properties")
     write_results(args, "fuzz_parsers", results, _markdown(results))

@@ -27,11 +27,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from spieltisch.agents.arena.provenance import cpu_seconds, git_revision, peak_rss_gib
+from spieltisch.agents.arena.provenance import (
+    cpu_seconds,
+    git_revision,
+    load_average,
+    peak_rss_gib,
+)
 from spieltisch.agents.files import write_text_atomic
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from spieltisch.train.config import config_to_dict
 
+RESOURCES = "resources.json"
 #: files of a run directory the run loop writes, besides checkpoints/ and tb/
 RUN_FILES = (
     "config.resolved.json",
@@ -40,12 +46,11 @@ RUN_FILES = (
     "final.json",
     "final.safetensors",
     "final_eval.json",
-    "resources.json",
+    RESOURCES,
 )
 #: the directories of a run: training checkpoints and TensorBoard logs
 RUN_DIRS = ("checkpoints", "tb")
 POINTER = "latest.txt"
-RESOURCES = "resources.json"
 
 
 class RunDirError(CheckpointError):
@@ -249,7 +254,9 @@ def restore_optimizer(
 
 
 def _load_average() -> list[float] | None:
-    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+    """:func:`load_average`, rounded for the ledger."""
+    loads = load_average()
+    return None if loads is None else [round(x, 2) for x in loads]
 
 
 class ResourceLedger:

@@ -61,6 +61,7 @@ from spieltisch.agents.files import write_text_atomic
 from spieltisch.agents.neural.checkpoint import CheckpointError
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, RunConfig
 from spieltisch.train.run_files import (
+    RESOURCES,
     ResourceLedger,
     check_resumed_config,
     check_run_dir,
@@ -403,7 +404,7 @@ def end_summary(
         lines.append(f"  best policy      {best}.safetensors (+ .json)")
     lines.append(f"  final policy     {run_dir / 'final'}.safetensors (+ .json)")
     lines.append(f"  final evaluation {run_dir / 'final_eval.json'}")
-    lines.append(f"  resources        {run_dir / 'resources.json'} (wall, CPU, memory, load)")
+    lines.append(f"  resources        {run_dir / RESOURCES} (wall, CPU, memory, load)")
     lines.append(f"  checkpoints      {checkpoint_dir(run_dir)} (latest.txt names the newest)")
     lines.append(f"  resolved config  {run_dir / 'config.resolved.json'}")
     if cfg.tensorboard:

@@ -34,6 +34,11 @@ def git_revision(short: bool = False) -> str | None:
         return None
 
 
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages, or None where the platform has none."""
+    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
 def machine_info() -> dict[str, Any]:
     """Date, platform, processor, cores, load average, package versions and git revision
     (:func:`git_revision`, abbreviated)."""
@@ -56,7 +61,7 @@ def machine_info() -> dict[str, Any]:
         "python": platform.python_version(),
         "cpu": cpu,
         "cpu_count": os.cpu_count(),
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "load_average": load_average(),
         "versions": versions,
         "git_revision": git_revision(short=True),
     }
