@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 SIDE = 26
 BAR = 24
@@ -193,24 +194,32 @@ def highest_checker(s, base, start):
 
 
 _BAR_BIT = 1 << BAR
-# De Bruijn table: the index of the single set bit of a 32-bit number.
-_DEBRUIJN = np.array(
-    [0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8,
-     31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6, 11, 5, 10, 9],
-    dtype=np.int64,
-)  # fmt: skip
 
 
 @numba.njit(cache=True, nogil=True)
 def _bit_index(low):
-    """Index of the single set bit of ``low`` (below 2**32)."""
-    return _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
+    """Index of the lowest set bit of ``low`` (one instruction: LLVM's count of trailing zeros)."""
+    return trailing_zeros(low)
 
 
 @numba.njit(cache=True, nogil=True)
 def _nibble(c):
     """Where side index ``c`` counts in the two-part position key (part, shift)."""
     return (0, 4 * c) if c < 15 else (1, 4 * (c - 15))
+
+
+@numba.njit(cache=True, nogil=True)
+def _movable(cand, d, far, blocked):
+    """The sources in the bit mask ``cand`` (occupied side indices; the bar alone while a
+    checker is on it) from which a checker may move by ``d``: :func:`can_move` for all of them
+    at once. ``blocked``: bit ``t`` set where the opponent holds the mover's side index ``t``
+    with two or more checkers (fixed for a whole turn: the mover only hits single checkers)."""
+    ok = cand & ~(blocked << d) & ~((np.int64(1) << d) - 1)  # onto open points
+    if far <= 5:  # bearing off: exactly, or a higher die from the highest point
+        ok |= cand & (np.int64(1) << (d - 1))
+        if far < d - 1:
+            ok |= cand & (np.int64(1) << far)
+    return ok
 
 
 @numba.njit(cache=True, nogil=True)
@@ -265,6 +274,89 @@ def _can_extend(s, me, op, d, count, far, limit, sc):
 
 
 @numba.njit(cache=True, nogil=True)
+def _key_after(s, op, key1, key2, x, d):
+    """The two-part position key (see :func:`generate`) after moving a checker from ``x`` by
+    ``d``, the board itself unchanged."""
+    part, shift = _nibble(x)
+    if part == 0:
+        key1 -= np.int64(1) << shift
+    else:
+        key2 -= np.int64(1) << shift
+    t = x - d
+    if t >= 0:
+        part, shift = _nibble(t)
+        if part == 0:
+            key1 += np.int64(1) << shift
+        else:
+            key2 += np.int64(1) << shift
+        if s[op + 23 - t] == 1:  # a hit
+            key2 |= np.int64(1) << (_HIT_SHIFT + t)
+    return key1, key2
+
+
+@numba.njit(cache=True, nogil=True)
+def _forget_plays(s, table, slots, n, clear_mask):
+    """Empty the hash table of the ``n`` plays recorded (a longer play was found), and with
+    ``clear_mask`` the checker moves of the mask."""
+    for i in range(n):
+        table[slots[i]] = -1
+    if clear_mask:
+        for a in range(MASK, MASK + NUM_MOVE_ACTIONS):
+            s[a] = 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_play(s, ws, key1, key2, n, maxdepth, count, first_moves_mask):
+    """A play of ``count`` moves (the search's ``mv_src``/``mv_die``) leading to the position
+    with key ``(key1, key2)``: a longer play than the ``n`` recorded (``maxdepth`` moves each)
+    replaces them, a shorter one is ignored. With ``first_moves_mask`` (two different dice)
+    its first move goes into the mask. Returns the new ``(n, maxdepth)``."""
+    table = ws[_W_TABLE:_W_SCRATCH]
+    slots = ws[_W_SLOTS:_W_TABLE]
+    if count < maxdepth:
+        return n, maxdepth
+    if count > maxdepth:
+        _forget_plays(s, table, slots, n, first_moves_mask)
+        n = 0
+    sc = ws[_W_SCRATCH : _W_SCRATCH + 64]
+    mv_src = sc[19:23]
+    mv_die = sc[23:27]
+    if first_moves_mask and count > 0:
+        # Both orders of two different dice are searched, so the first moves of the longest
+        # plays are exactly the legal first moves.
+        s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
+    n = _record_play(ws, key1, key2, n, mv_src, mv_die, count)
+    return n, count
+
+
+@numba.njit(cache=True, nogil=True)
+def _record_play(ws, key1, key2, n, mv_src, mv_die, count):
+    """Record the play of the ``count`` moves ``mv_src``/``mv_die``, leading to the position
+    with key ``(key1, key2)``, unless a play leading there is recorded already; returns the
+    number of plays recorded."""
+    moves = ws[W_MOVES:_W_KEYS]
+    keys = ws[_W_KEYS:_W_SLOTS]
+    slots = ws[_W_SLOTS:_W_TABLE]
+    table = ws[_W_TABLE:_W_SCRATCH]
+    h = ((key1 * _HASH_MUL1) ^ (key2 * _HASH_MUL2)) >> 40
+    h &= TABLE_SIZE - 1
+    while table[h] >= 0:
+        j = table[h]
+        if keys[2 * j] == key1 and keys[2 * j + 1] == key2:
+            return n
+        h = (h + 1) & (TABLE_SIZE - 1)
+    if n >= MAX_PLAYS:  # pragma: no cover - above gnubg's bound of 3060
+        raise RuntimeError("backgammon play generator: workspace overflow")
+    table[h] = n
+    slots[n] = h
+    keys[2 * n] = key1
+    keys[2 * n + 1] = key2
+    for j in range(4):
+        moves[4 * n + j] = mv_src[j] * 6 + mv_die[j] - 1 if j < count else -1
+    return n + 1
+
+
+@numba.njit(cache=True, nogil=True)
 def generate(s, ws, need_mask):
     """All distinct legal plays of the dice left, for the player on turn (phase MOVE).
 
@@ -277,9 +369,12 @@ def generate(s, ws, need_mask):
     ``need_mask`` the mask gets exactly the checker moves that begin some legal play (PASS
     alone when the roll cannot be played). The board is used as scratch and restored.
 
-    Search: depth first over single checker moves, sources taken from a bit mask of the
-    occupied points. Positions are told apart by an exact key (the mover's 25 counts in 4-bit
-    nibbles plus the points where it hit), updated move by move, in an open-addressing table.
+    Search: depth first over single checker moves, the sources of each die from bit masks (the
+    occupied points less those whose target the opponent blocks, :func:`_movable`). Positions
+    are told apart by an exact key (the mover's 25 counts in 4-bit nibbles plus the points
+    where it hit), updated move by move, in an open-addressing table. The moves of the last die
+    are not made: each one's key is computed from the key before it (:func:`_key_after`), and
+    most of the search's nodes are such last moves.
 
     * Two different dice are searched in both orders, the higher die first. When the lower
       die went first, a second move of another checker that neither enters nor bears off
@@ -307,7 +402,6 @@ def generate(s, ws, need_mask):
     far_saved = sc[35:39]
     occ_saved = sc[56:60]
     moves = ws[W_MOVES:_W_KEYS]
-    keys = ws[_W_KEYS:_W_SLOTS]
     slots = ws[_W_SLOTS:_W_TABLE]
     table = ws[_W_TABLE:_W_SCRATCH]
     for i in range(nd):
@@ -320,10 +414,13 @@ def generate(s, ws, need_mask):
     key1 = np.int64(0)  # mover's side indices 0..14, 4 bits each
     key2 = np.int64(0)  # indices 15..24, then one bit per point hit
     occ = np.int64(0)  # bit c: the mover has a checker on side index c
+    blocked = np.int64(0)  # bit t: the opponent holds the mover's side index t (see _movable)
     for c in range(25):
         cnt = np.int64(s[me + c])
         if cnt > 0:
             occ |= np.int64(1) << c
+        if c < 24 and s[op + 23 - c] >= 2:
+            blocked |= np.int64(1) << c
         part, shift = _nibble(c)
         if part == 0:
             key1 |= cnt << shift
@@ -336,7 +433,7 @@ def generate(s, ws, need_mask):
     far = highest_checker(s, me, BAR)
     depth = 0
     lvl_die[0] = 0
-    lvl_cand[0] = _BAR_BIT if occ & _BAR_BIT else occ
+    lvl_cand[0] = _movable(_BAR_BIT if occ & _BAR_BIT else occ, dv[0], far, blocked) if nd else 0
     lvl_found[0] = 0
 
     while True:
@@ -355,19 +452,29 @@ def generate(s, ws, need_mask):
             t0 = mv_src[0] - mv_die[0]
             if skip_indep and (mv_src[0] == BAR or t0 < 0):
                 skip_indep = False
-            while cand:
+            while cand:  # the sources that may move by d (see _movable)
                 low = cand & -cand
                 cand ^= low
                 x = _bit_index(low)
-                if can_move(s, me, op, x, d, far):
-                    if skip_indep and x != BAR and x != t0 and x - d >= 0:
-                        lvl_found[1] = 1
-                        if need_mask:
-                            s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
-                        continue
-                    found = True
-                    src = x
-                    break
+                if skip_indep and x != BAR and x != t0 and x - d >= 0:
+                    lvl_found[1] = 1
+                    if need_mask:
+                        s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
+                    continue
+                if depth == nd - 1:
+                    # The last die: every move here ends a full-length play. Record the
+                    # position it leads to from the key alone, without making the move.
+                    lvl_found[depth] = 1
+                    leaf1, leaf2 = _key_after(s, op, key1, key2, x, d)
+                    mv_src[depth] = x
+                    mv_die[depth] = d
+                    n, maxdepth = _add_play(
+                        s, ws, leaf1, leaf2, n, maxdepth, nd, need_mask and distinct
+                    )
+                    continue
+                found = True
+                src = x
+                break
             lvl_cand[depth] = cand
             if found:
                 break
@@ -377,98 +484,47 @@ def generate(s, ws, need_mask):
                 di = nd
             lvl_die[depth] = di
             if di < nd:
-                lvl_cand[depth] = _BAR_BIT if occ & _BAR_BIT else occ
-        leaf = False
+                lvl_cand[depth] = _movable(
+                    _BAR_BIT if occ & _BAR_BIT else occ, dv[di], far, blocked
+                )
         if found:
             mv_src[depth] = src
             mv_die[depth] = d
             mv_idx[depth] = di
             far_saved[depth] = far
             occ_saved[depth] = occ
-            hit = move_checker(s, me, op, src, d)
-            mv_hit[depth] = hit
-            part, shift = _nibble(src)
-            if part == 0:
-                key1 -= np.int64(1) << shift
-            else:
-                key2 -= np.int64(1) << shift
+            key1, key2 = _key_after(s, op, key1, key2, src, d)  # before the move: a hit?
+            mv_hit[depth] = move_checker(s, me, op, src, d)
             if s[me + src] == 0:
                 occ &= ~(np.int64(1) << src)
-            t = src - d
-            if t >= 0:
-                occ |= np.int64(1) << t
-                part, shift = _nibble(t)
-                if part == 0:
-                    key1 += np.int64(1) << shift
-                else:
-                    key2 += np.int64(1) << shift
-                if hit:
-                    key2 |= np.int64(1) << (_HIT_SHIFT + t)
+            if src >= d:
+                occ |= np.int64(1) << (src - d)
             if src == far and s[me + src] == 0:
                 far = highest_checker(s, me, src)
             used |= 1 << di
             lvl_found[depth] = 1
-            depth += 1
-            if depth < nd:
-                if distinct:
-                    nxt = 0
-                    while (used >> nxt) & 1:
-                        nxt += 1
-                    lvl_die[depth] = nxt
-                    lvl_cand[depth] = _BAR_BIT if occ & _BAR_BIT else occ
-                else:
-                    # Equal dice: sources in non-increasing order (at most the last source).
-                    lvl_die[depth] = 0
-                    if occ & _BAR_BIT:
-                        lvl_cand[depth] = _BAR_BIT
-                    else:
-                        lvl_cand[depth] = occ & ((np.int64(2) << src) - 1)
-                lvl_found[depth] = 0
-                continue
-            leaf = True
-        else:
-            leaf = lvl_found[depth] == 0
+            depth += 1  # below the last die (handled above): another die is left
+            if distinct:
+                nxt = 0
+                while (used >> nxt) & 1:
+                    nxt += 1
+                lvl_die[depth] = nxt
+                sources = _BAR_BIT if occ & _BAR_BIT else occ
+                lvl_cand[depth] = _movable(sources, dv[nxt], far, blocked)
+            else:
+                # Equal dice: sources in non-increasing order (at most the last source).
+                lvl_die[depth] = 0
+                sources = _BAR_BIT if occ & _BAR_BIT else occ & ((np.int64(2) << src) - 1)
+                lvl_cand[depth] = _movable(sources, d, far, blocked)
+            lvl_found[depth] = 0
+            continue
 
-        if leaf and depth >= maxdepth:
-            if depth > maxdepth:
-                for i in range(n):
-                    table[slots[i]] = -1
-                n = 0
-                maxdepth = depth
-                if need_mask and distinct:
-                    for a in range(MASK, MASK + NUM_MOVE_ACTIONS):
-                        s[a] = 0
-            if need_mask and distinct and depth > 0:
-                # Two different dice: both orders are searched, so the first moves of the
-                # longest plays are exactly the legal first moves.
-                s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
-            h = ((key1 * _HASH_MUL1) ^ (key2 * _HASH_MUL2)) >> 40
-            h &= TABLE_SIZE - 1
-            seen = False
-            while table[h] >= 0:
-                j = table[h]
-                if keys[2 * j] == key1 and keys[2 * j + 1] == key2:
-                    seen = True
-                    break
-                h = (h + 1) & (TABLE_SIZE - 1)
-            if not seen:
-                if n >= MAX_PLAYS:  # pragma: no cover - above gnubg's bound of 3060
-                    raise RuntimeError("backgammon play generator: workspace overflow")
-                table[h] = n
-                slots[n] = h
-                keys[2 * n] = key1
-                keys[2 * n + 1] = key2
-                for j in range(4):
-                    moves[4 * n + j] = mv_src[j] * 6 + mv_die[j] - 1 if j < depth else -1
-                n += 1
-
-        if found:
-            # A full-length play was recorded: take its last move back, try the next one.
-            depth -= 1
-        else:
-            if depth == 0:
-                break
-            depth -= 1
+        if lvl_found[depth] == 0 and depth >= maxdepth:
+            # No move at all from here: a play that cannot use every die.
+            n, maxdepth = _add_play(s, ws, key1, key2, n, maxdepth, depth, need_mask and distinct)
+        if depth == 0:
+            break
+        depth -= 1
         # Undo the move at `depth`.
         x = mv_src[depth]
         d = mv_die[depth]
@@ -491,8 +547,7 @@ def generate(s, ws, need_mask):
         occ = occ_saved[depth]
         used &= ~(1 << mv_idx[depth])
 
-    for i in range(n):
-        table[slots[i]] = -1
+    _forget_plays(s, table, slots, n, False)  # the table starts empty next time
 
     if distinct and maxdepth == 1:
         # Only one of the two dice can be played: the higher one if it can. The search tries
