@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 SIDE = 26
 BAR = 24
@@ -203,6 +203,12 @@ def _bit_index(low):
 
 
 @numba.njit(cache=True, nogil=True)
+def _highest(occ):
+    """The highest set bit of ``occ``: the highest occupied side index, -1 if none."""
+    return 63 - leading_zeros(occ)
+
+
+@numba.njit(cache=True, nogil=True)
 def _nibble(c):
     """Where side index ``c`` counts in the two-part position key (part, shift)."""
     return (0, 4 * c) if c < 15 else (1, 4 * (c - 15))
@@ -306,53 +312,26 @@ def _forget_plays(s, table, slots, n, clear_mask):
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_play(s, ws, key1, key2, n, maxdepth, count, first_moves_mask):
-    """A play of ``count`` moves (the search's ``mv_src``/``mv_die``) leading to the position
-    with key ``(key1, key2)``: a longer play than the ``n`` recorded (``maxdepth`` moves each)
-    replaces them, a shorter one is ignored. With ``first_moves_mask`` (two different dice)
-    its first move goes into the mask. Returns the new ``(n, maxdepth)``."""
-    table = ws[_W_TABLE:_W_SCRATCH]
-    slots = ws[_W_SLOTS:_W_TABLE]
-    if count < maxdepth:
-        return n, maxdepth
-    if count > maxdepth:
-        _forget_plays(s, table, slots, n, first_moves_mask)
-        n = 0
-    sc = ws[_W_SCRATCH : _W_SCRATCH + 64]
-    mv_src = sc[19:23]
-    mv_die = sc[23:27]
-    if first_moves_mask and count > 0:
-        # Both orders of two different dice are searched, so the first moves of the longest
-        # plays are exactly the legal first moves.
-        s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
-    n = _record_play(ws, key1, key2, n, mv_src, mv_die, count)
-    return n, count
-
-
-@numba.njit(cache=True, nogil=True)
 def _record_play(ws, key1, key2, n, mv_src, mv_die, count):
     """Record the play of the ``count`` moves ``mv_src``/``mv_die``, leading to the position
     with key ``(key1, key2)``, unless a play leading there is recorded already; returns the
     number of plays recorded."""
-    moves = ws[W_MOVES:_W_KEYS]
-    keys = ws[_W_KEYS:_W_SLOTS]
-    slots = ws[_W_SLOTS:_W_TABLE]
-    table = ws[_W_TABLE:_W_SCRATCH]
+    table = ws[_W_TABLE:]  # (one slice: fewer bounds to compute on this hot path)
     h = ((key1 * _HASH_MUL1) ^ (key2 * _HASH_MUL2)) >> 40
     h &= TABLE_SIZE - 1
     while table[h] >= 0:
         j = table[h]
-        if keys[2 * j] == key1 and keys[2 * j + 1] == key2:
+        if ws[_W_KEYS + 2 * j] == key1 and ws[_W_KEYS + 2 * j + 1] == key2:
             return n
         h = (h + 1) & (TABLE_SIZE - 1)
     if n >= MAX_PLAYS:  # pragma: no cover - above gnubg's bound of 3060
         raise RuntimeError("backgammon play generator: workspace overflow")
     table[h] = n
-    slots[n] = h
-    keys[2 * n] = key1
-    keys[2 * n + 1] = key2
+    ws[_W_SLOTS + n] = h
+    ws[_W_KEYS + 2 * n] = key1
+    ws[_W_KEYS + 2 * n + 1] = key2
     for j in range(4):
-        moves[4 * n + j] = mv_src[j] * 6 + mv_die[j] - 1 if j < count else -1
+        ws[W_MOVES + 4 * n + j] = mv_src[j] * 6 + mv_die[j] - 1 if j < count else -1
     return n + 1
 
 
@@ -417,20 +396,20 @@ def generate(s, ws, need_mask):
     blocked = np.int64(0)  # bit t: the opponent holds the mover's side index t (see _movable)
     for c in range(25):
         cnt = np.int64(s[me + c])
+        if c < 15:
+            key1 |= cnt << (4 * c)
+        else:
+            key2 |= cnt << (4 * (c - 15))
         if cnt > 0:
             occ |= np.int64(1) << c
-        if c < 24 and s[op + 23 - c] >= 2:
+    for c in range(24):
+        if s[op + 23 - c] >= 2:
             blocked |= np.int64(1) << c
-        part, shift = _nibble(c)
-        if part == 0:
-            key1 |= cnt << shift
-        else:
-            key2 |= cnt << shift
 
     n = 0
     maxdepth = -1
     used = 0
-    far = highest_checker(s, me, BAR)
+    far = _highest(occ)
     depth = 0
     lvl_die[0] = 0
     lvl_cand[0] = _movable(_BAR_BIT if occ & _BAR_BIT else occ, dv[0], far, blocked) if nd else 0
@@ -465,12 +444,16 @@ def generate(s, ws, need_mask):
                     # The last die: every move here ends a full-length play. Record the
                     # position it leads to from the key alone, without making the move.
                     lvl_found[depth] = 1
+                    if nd > maxdepth:
+                        _forget_plays(s, table, slots, n, need_mask and distinct)
+                        n = 0
+                        maxdepth = nd
+                    if need_mask and distinct:  # its first move is legal (see below)
+                        s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
                     leaf1, leaf2 = _key_after(s, op, key1, key2, x, d)
                     mv_src[depth] = x
                     mv_die[depth] = d
-                    n, maxdepth = _add_play(
-                        s, ws, leaf1, leaf2, n, maxdepth, nd, need_mask and distinct
-                    )
+                    n = _record_play(ws, leaf1, leaf2, n, mv_src, mv_die, nd)
                     continue
                 found = True
                 src = x
@@ -499,8 +482,8 @@ def generate(s, ws, need_mask):
                 occ &= ~(np.int64(1) << src)
             if src >= d:
                 occ |= np.int64(1) << (src - d)
-            if src == far and s[me + src] == 0:
-                far = highest_checker(s, me, src)
+            if src == far:
+                far = _highest(occ)
             used |= 1 << di
             lvl_found[depth] = 1
             depth += 1  # below the last die (handled above): another die is left
@@ -520,8 +503,17 @@ def generate(s, ws, need_mask):
             continue
 
         if lvl_found[depth] == 0 and depth >= maxdepth:
-            # No move at all from here: a play that cannot use every die.
-            n, maxdepth = _add_play(s, ws, key1, key2, n, maxdepth, depth, need_mask and distinct)
+            # No move at all from here: a play that cannot use every die (as in the last-die
+            # loop above, which is written out there because it is the hot path).
+            if depth > maxdepth:
+                _forget_plays(s, table, slots, n, need_mask and distinct)
+                n = 0
+                maxdepth = depth
+            if need_mask and distinct and depth > 0:
+                # Both orders of two different dice are searched, so the first moves of the
+                # longest plays are exactly the legal first moves.
+                s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
+            n = _record_play(ws, key1, key2, n, mv_src, mv_die, depth)
         if depth == 0:
             break
         depth -= 1
