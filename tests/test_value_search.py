@@ -254,3 +254,66 @@ def test_alphabeta_equals_the_full_width_search(
         assert bounds[best][0] == pytest.approx(full.max(), abs=1.5e-4), state.to_text()
         assert np.all(full[best] >= full.max() - 2e-4), state.to_text()
         assert np.all(full <= bounds + 1.5e-4), state.to_text()
+
+
+def _minimax_extended(
+    state, root: int, depth: int, extend: int, net: PolicyNet, margin: tuple[float, float]
+) -> float:
+    """:func:`_minimax` where up to ``extend`` extra turns along a line cost no ply."""
+    if state.is_terminal() or depth == 0:
+        return _minimax(state, root, 0, net, margin)
+    mover = state.current_player
+    children = []
+    for a in state.legal_actions():
+        child = state.child(a)
+        free = child.current_player == mover and not child.is_terminal() and extend > 0
+        below = (depth, extend - 1) if free else (depth - 1, extend)
+        children.append(_minimax_extended(child, root, *below, net, margin))
+    return max(children) if mover == root else min(children)
+
+
+@pytest.mark.parametrize(("depth", "extend"), [(1, 2), (2, 1), (3, 3)])
+def test_alphabeta_extensions_equal_recursive_minimax(depth: int, extend: int) -> None:
+    """``extend=K``: up to K extra turns per line are searched without using up a ply; without
+    a transposition table the best moves get exactly the value of a recursive minimax that
+    counts plies that way (and the other moves upper bounds)."""
+    from spieltisch.agents.mancala.alphabeta import VALUE_SCALE, WIN
+    from spieltisch.agents.neural.value_search import alphabeta_searcher
+
+    margin = (0.5, 4.0)
+    net = _net(10, 4, 3.0)
+    searcher = alphabeta_searcher(
+        net, "kalaha", KALAHA, depth, seed=0, tt_bits=0, value_margin=margin, extend=extend
+    )
+    engine = KalahaGame(**KALAHA)
+    deeper = 0
+    for state in _random_states(engine, 30, np.random.default_rng(10 + depth)):
+        player = state.current_player
+        found = searcher.root_values(state)
+        expected = {}
+        for a in state.legal_actions():
+            child = state.child(a)
+            free = child.current_player == player and not child.is_terminal()
+            below = (depth, extend - 1) if free else (depth - 1, extend)
+            expected[a] = _minimax_extended(child, player, *below, net, margin)
+        plain = {a: _minimax(state.child(a), player, depth - 1, net, margin) for a in expected}
+        deeper += any(abs(expected[a] - plain[a]) > 1e-4 for a in expected)
+        raw = np.array([found[a] for a in expected])
+        assert np.all(np.abs(raw) <= VALUE_SCALE) and WIN > VALUE_SCALE
+        values = np.array(list(expected.values()))
+        best = raw == raw.max()
+        assert raw.max() / VALUE_SCALE == pytest.approx(values.max(), abs=1.5e-4), state.to_text()
+        assert np.all(values[best] >= values.max() - 2e-4), state.to_text()
+        assert np.all(values <= raw / VALUE_SCALE + 1.5e-4), state.to_text()
+    assert deeper >= 5  # the extensions changed some values: the test compares something new
+
+
+def test_extend_option_errors() -> None:
+    with pytest.raises(ValueError, match="'extend' needs 'search'"):
+        make_agent("pretrained:kalaha:extend=2", "kalaha")
+    with pytest.raises(ValueError, match="extend must be"):
+        make_agent("alphabeta:depth=4,extend=-1", "kalaha")
+    with pytest.raises(ValueError, match="extend must be"):
+        make_agent("alphabeta:depth=4,extend=99", "kalaha")
+    with pytest.raises(ValueError, match="alpha-beta search, not of leaves"):
+        make_agent("pretrained:kalaha:search=4,leaves=10,extend=2", "kalaha")

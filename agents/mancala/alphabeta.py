@@ -15,6 +15,9 @@ Both search with the engines' own rule kernels (:mod:`spieltisch.envs.kalaha.rul
                           the speed of the previous one, so a move can take slightly longer)
   ``tt_bits`` (20)        the transposition table has ``2**tt_bits`` entries; 0: no table
                           (plain depth-limited values, no deeper results via transpositions)
+  ``extend`` (0)          up to this many extra turns along a line cost no ply (Kalaha: a move
+                          ending in the own store is searched past the horizon, which otherwise
+                          cuts such chains off with the same player to move)
 
 * ``greedy`` -- one-move lookahead: the move whose resulting position has the best static value
   (= ``alphabeta:depth=1``).
@@ -47,6 +50,8 @@ from spieltisch.envs.kalaha.rules import sow, store_difference
 from spieltisch.envs.kalaha.rules import unpack_move as kalaha_unpack_move
 
 WIN = 100_000
+#: the most extra turns a line may search beyond its plies (``extend``)
+MAX_EXTEND = 32
 INF = 1 << 30
 #: a network value in [-1, 1] is searched as the integer round(value * VALUE_SCALE) (< WIN / 2)
 VALUE_SCALE = 10_000
@@ -247,7 +252,7 @@ def _hash(board: np.ndarray, player: int, zobrist: np.ndarray) -> np.int64:
 #: the frames of :func:`_negamax`: each level's children boards, its children's (packed move
 #: results, moves, search order) and move-ordering keys, and its scalar fields
 StackTuple = tuple[np.ndarray, np.ndarray, np.ndarray]
-_FRAME_FIELDS = 13
+_FRAME_FIELDS = 14
 
 
 @numba.njit(cache=True, nogil=True)
@@ -262,12 +267,22 @@ def _new_stack(kind: int, board: np.ndarray, levels: int) -> StackTuple:
 
 
 @numba.njit(cache=True, nogil=True)
+def _child_depth(depth: int, extend: int, extra_turn: bool) -> tuple[int, int]:
+    """The plies left below a child, and its extensions: an extra turn costs no ply while
+    extensions are left."""
+    if extra_turn and extend > 0:
+        return depth, extend - 1
+    return depth - 1, extend
+
+
+@numba.njit(cache=True, nogil=True)
 def _negamax(
     kind: int,
     board: np.ndarray,
     player: int,
     mask: int,
     depth: int,
+    extend: int,
     alpha: int,
     beta: int,
     param: int,
@@ -277,7 +292,8 @@ def _negamax(
     net: NetTuple,
     stack: StackTuple,
 ) -> int:
-    """Value of ``board`` for ``player`` (to move, legal moves ``mask``) searched ``depth`` plies.
+    """Value of ``board`` for ``player`` (to move, legal moves ``mask``) searched ``depth`` plies,
+    of which up to ``extend`` extra turns (the same player moving again) do not count.
 
     ``tt`` rows: key, depth, value, flag, move. ``counters[0]`` counts nodes, ``counters[1]``
     is the node budget (search aborts, returning 0, when exceeded; ``counters[2]`` = 1 then).
@@ -305,12 +321,14 @@ def _negamax(
     f_j = frames[9]  # the child being searched (position in ``order``)
     f_best, f_best_move = frames[10], frames[11]
     f_sign = frames[12]  # the child's value for this frame's player: sign * it
+    f_extend = frames[13]  # extra turns that may still be searched without using up a ply
     use_table = tt.shape[0] > 1  # a one-row table means none
 
     d = 0
     f_player[0] = player
     f_mask[0] = mask
     f_depth[0] = depth
+    f_extend[0] = extend
     f_alpha[0] = alpha
     f_beta[0] = beta
     enter = True
@@ -389,7 +407,7 @@ def _negamax(
                     continue
                 c = d + 1
                 f_mask[c] = p >> 2
-                f_depth[c] = f_depth[d] - 1
+                f_depth[c], f_extend[c] = _child_depth(f_depth[d], f_extend[d], nxt == me)
                 f_player[c] = nxt
                 if nxt == me:  # an extra turn: same player, same window
                     f_alpha[c] = f_alpha[d]
@@ -431,6 +449,7 @@ def _root_values(
     player: int,
     actions: np.ndarray,
     depth: int,
+    extend: int,
     param: int,
     zobrist: np.ndarray,
     tt: np.ndarray,
@@ -442,27 +461,29 @@ def _root_values(
     out = np.full(actions.shape[0], -INF, np.int64)
     best = -INF
     child = np.empty_like(board)
-    stack = _new_stack(kind, board, max(depth, 1))  # the root's children search depth - 1 plies
+    # the root's children search at most depth - 1 plies plus the extensions
+    stack = _new_stack(kind, board, max(depth, 1) + extend)
     for j in range(actions.shape[0]):
         counters[0] += 1
         child[:] = board
         p = _move(kind, child, player, actions[j], param)
         nxt = p & 1
+        below, below_extend = _child_depth(depth, extend, nxt == player)
         # alpha = best - 1 so that moves equal to the best get their exact value (ties).
         alpha = best - 1 if best > -INF else -INF
         if (p >> 1) & 1:
             v = _finished_value(kind, child, player, nxt, net)
-        elif depth <= 1:
+        elif below <= 0:
             v = _leaf_value(kind, child, player, nxt, net)
         elif nxt == player:
             v = _negamax(
-                kind, child, player, p >> 2, depth - 1, alpha, INF, param, zobrist, tt, counters,
-                net, stack,
+                kind, child, player, p >> 2, below, below_extend, alpha, INF, param, zobrist, tt,
+                counters, net, stack,
             )  # fmt: skip
         else:
             v = -_negamax(
-                kind, child, nxt, p >> 2, depth - 1, -INF, -alpha, param, zobrist, tt, counters,
-                net, stack,
+                kind, child, nxt, p >> 2, below, below_extend, -INF, -alpha, param, zobrist, tt,
+                counters, net, stack,
             )  # fmt: skip
         if counters[2]:
             return out
@@ -480,6 +501,7 @@ def _best_moves(
     masks: np.ndarray,
     keys: np.ndarray,
     depth: int,
+    extend: int,
     param: int,
     zobrist: np.ndarray,
     tt: np.ndarray,
@@ -497,7 +519,7 @@ def _best_moves(
         actions = legal[np.argsort(keys[g][legal])].astype(np.int64)
         counters[1] = 1 << 62
         values = _root_values(
-            kind, boards[g], players[g], actions, depth, param, zobrist, tt, counters, net
+            kind, boards[g], players[g], actions, depth, extend, param, zobrist, tt, counters, net
         )
         out[g] = actions[np.argmax(values)]
 
@@ -515,10 +537,13 @@ class MancalaSearchAgent(Agent):
         time_limit: float | None = None,
         tt_bits: int = 20,
         name: str = "alphabeta",
+        extend: int = 0,
     ) -> None:
         super().__init__(seed)
         if depth < 1:
             raise ValueError(f"depth must be at least 1, got {depth}")
+        if not 0 <= extend <= MAX_EXTEND:
+            raise ValueError(f"extend must be between 0 and {MAX_EXTEND}, got {extend}")
         if time_limit is not None and not 0 < time_limit < np.inf:  # NaN would search forever
             raise ValueError(f"time must be a positive number of seconds, got {time_limit}")
         if tt_bits != 0 and not 4 <= tt_bits <= 28:
@@ -526,6 +551,7 @@ class MancalaSearchAgent(Agent):
         self.kind = kind
         self.param = param
         self.depth = depth
+        self.extend = extend
         self.time_limit = time_limit
         self.name = name
         wanted = tt_bits and (depth > 1 or time_limit)
@@ -567,7 +593,7 @@ class MancalaSearchAgent(Agent):
         _best_moves(
             self.kind, np.ascontiguousarray(boards, dtype=np.int32),
             np.asarray(players, dtype=np.int64), np.asarray(masks), self.rng.random(masks.shape),
-            self.depth, self.param, self.zobrist, self.tt, self.leaf_net, out,
+            self.depth, self.extend, self.param, self.zobrist, self.tt, self.leaf_net, out,
         )  # fmt: skip
         return out
 
@@ -586,8 +612,8 @@ class MancalaSearchAgent(Agent):
         if self.time_limit is None:
             counters[1] = 1 << 62
             values = _root_values(
-                self.kind, board, player, actions, self.depth, self.param, self.zobrist, tt,
-                counters, self.leaf_net,
+                self.kind, board, player, actions, self.depth, self.extend, self.param,
+                self.zobrist, tt, counters, self.leaf_net,
             )  # fmt: skip
             self.last_depth = self.depth
         else:
@@ -606,8 +632,8 @@ class MancalaSearchAgent(Agent):
         counters = np.zeros(3, np.int64)
         counters[1] = 1 << 62
         values = _root_values(
-            self.kind, board, player, actions, depth or self.depth, self.param, self.zobrist,
-            self.tt if tt is None else tt, counters, self.leaf_net,
+            self.kind, board, player, actions, depth or self.depth, self.extend, self.param,
+            self.zobrist, self.tt if tt is None else tt, counters, self.leaf_net,
         )  # fmt: skip
         return {int(a): int(v) for a, v in zip(actions, values, strict=True)}
 
@@ -627,8 +653,8 @@ class MancalaSearchAgent(Agent):
             counters[:] = 0
             counters[1] = 1 << 62 if values is None else max(int(rate * left), 1000)
             new = _root_values(
-                self.kind, board, player, actions, depth, self.param, self.zobrist, tt, counters,
-                self.leaf_net,
+                self.kind, board, player, actions, depth, self.extend, self.param, self.zobrist, tt,
+                counters, self.leaf_net,
             )  # fmt: skip
             nodes_total += int(counters[0])
             if counters[2]:
@@ -664,23 +690,24 @@ def _search_factory(kind: int, param_of, greedy: bool):
             if params:
                 raise ValueError(f"greedy takes no parameters, got {sorted(params)}")
             return MancalaSearchAgent(kind, param_of(options), seed, depth=1, name="greedy")
-        unknown = set(params) - {"depth", "time", "tt_bits"}
+        unknown = set(params) - {"depth", "time", "tt_bits", "extend"}
         if unknown:
             raise ValueError(
-                f"alphabeta parameters are depth, time, tt_bits; got {sorted(unknown)}"
+                f"alphabeta parameters are depth, time, tt_bits, extend; got {sorted(unknown)}"
             )
         try:
             depth = int(params.get("depth", 4))
             time_limit = float(params["time"]) if "time" in params else None
             tt_bits = int(params.get("tt_bits", 20))
+            extend = int(params.get("extend", 0))
         except (TypeError, ValueError, OverflowError) as err:  # int(1e400) overflows
             raise ValueError(
-                f"alphabeta: depth and tt_bits must be integers, time a number of seconds "
-                f"(got {params})"
+                f"alphabeta: depth, tt_bits and extend must be integers, time a number of "
+                f"seconds (got {params})"
             ) from err
         return MancalaSearchAgent(
             kind, param_of(options), seed, depth=depth, time_limit=time_limit, tt_bits=tt_bits,
-            name="alphabeta",
+            name="alphabeta", extend=extend,
         )  # fmt: skip
 
     return factory

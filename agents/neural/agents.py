@@ -9,7 +9,8 @@ Parameters follow the name after one more colon: ``pretrained:kalaha:search=4`` 
 of minimax over the network's value head before each move (Kalaha and Hus; see
 :mod:`spieltisch.agents.neural.value_search`), ``checkpoint:runs/x/final:search=3`` likewise;
 ``search=6,leaves=100000`` keeps searching deeper than 6 plies while a ply has at most 100,000
-positions (endgames, forced lines). HiLo (hidden cards): ``pretrained:hilo:search=16`` samples
+positions (endgames, forced lines); ``search=8,extend=4`` lets up to 4 Kalaha extra turns per line
+cost no ply. HiLo (hidden cards): ``pretrained:hilo:search=16`` samples
 16 states consistent with the seat's knowledge and looks to the end of its turn
 (``search=16,weight=0.5``: the value head's weight; see :mod:`spieltisch.agents.hilo.search`).
 Backgammon's TD nets take ``ply``, ``keep``, ``sims`` (``pretrained:backgammon:sims=32``: Gumbel
@@ -107,7 +108,7 @@ def make_prefixed_agent(
     # search (agents/hilo/search.py); sims: Gumbel search (dets: its HiLo determinizations);
     # algo: which shipped agent (pretrained:)
     known = {
-        *("search", "leaves", "ply", "keep", "reply_keep", "cube", "cube_life", "weight"),
+        *("search", "leaves", "extend", "ply", "keep", "reply_keep", "cube", "cube_life", "weight"),
         *("sims", "dets", "algo"),
     }
     unknown = set(params) - known
@@ -170,8 +171,12 @@ def make_prefixed_agent(
             f"{prefix}:{value}: 'ply', 'keep' and 'reply_keep' (lookahead), 'cube' and "
             "'cube_life' (cube decisions) are for TD value nets (backgammon)"
         )
-    if "leaves" in params and "search" not in params:
-        raise ValueError(f"{prefix}:{value}: 'leaves' needs 'search' (e.g. search=6,leaves=1000)")
+    for needs_search in ("leaves", "extend"):
+        if needs_search in params and "search" not in params:
+            raise ValueError(
+                f"{prefix}:{value}: '{needs_search}' needs 'search' (e.g. search=6,"
+                f"{needs_search}=4)"
+            )
     searched_name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
     if "search" in params and game == "hilo":  # hidden cards: information-set sampling
         from spieltisch.agents.hilo.search import hilo_search_agent
@@ -213,6 +218,7 @@ def make_prefixed_agent(
             seed=seed,
             max_leaves=params.get("leaves", 0),
             value_margin=ckpt.value_margin,
+            extend=params.get("extend", 0),
         )
         agent.name = searched_name
         agent.trained_options = ckpt.game_options  # what its value means (analysis)

@@ -7,7 +7,9 @@ learned evaluation with search. ``search=N``: the ``N``-ply minimax value of eve
 
 * finished games are scored exactly (the game's result; for a net trained on the stone margin,
   ``margin_weight`` > 0, the value it was trained to predict, ``game_outcome``), unfinished
-  positions at the horizon with the value head (an extra turn in Kalaha is a ply like any other);
+  positions at the horizon with the value head (an extra turn in Kalaha is a ply like any other,
+  unless ``search=8,extend=K``: then up to ``K`` extra turns along a line cost no ply, so a chain
+  of them is not cut off by the horizon with the same player still to move; alpha-beta only);
 * among moves with the same searched value, the policy head's preferred move is played.
 
 Two implementations compute that value:
@@ -159,6 +161,7 @@ def alphabeta_searcher(
     seed: int | None = None,
     tt_bits: int = 20,
     value_margin: tuple[float, float] = (0.0, 1.0),
+    extend: int = 0,
 ) -> Any:
     """The ``alphabeta`` baseline's compiled search with ``net``'s value head at the horizon
     (``tt_bits=0``: no transposition table, so values are exactly the ``depth``-ply minimax);
@@ -171,7 +174,7 @@ def alphabeta_searcher(
 
     kind, param = search_kind(game, game_options)
     searcher = MancalaSearchAgent(
-        kind, param, seed, depth=depth, tt_bits=tt_bits, name=f"search{depth}"
+        kind, param, seed, depth=depth, tt_bits=tt_bits, name=f"search{depth}", extend=extend
     )
     (observation_size,) = make_batch(game, 1, **game_options).observation_shape
     searcher.leaf_net = net_leaf_evaluator(
@@ -200,6 +203,7 @@ class ValueSearchAgent(Agent):
         seed: int | None = None,
         max_leaves: int = 0,
         value_margin: tuple[float, float] = (0.0, 1.0),
+        extend: int = 0,
     ) -> None:
         super().__init__(seed)
         if game not in SEARCHABLE_GAMES:
@@ -208,18 +212,23 @@ class ValueSearchAgent(Agent):
             raise ValueError(f"search depth must be a positive integer, got {depth!r}")
         if not isinstance(max_leaves, int) or isinstance(max_leaves, bool) or max_leaves < 0:
             raise ValueError(f"leaves must be a non-negative integer, got {max_leaves!r}")
+        if not isinstance(extend, int) or isinstance(extend, bool) or extend < 0:
+            raise ValueError(f"extend must be a non-negative integer, got {extend!r}")
+        if extend and max_leaves:
+            raise ValueError("extend is an option of the alpha-beta search, not of leaves=N")
         self.net = net.eval()
         self.game = game
         self.game_options = dict(game_options)
         self.depth = depth
         self.max_leaves = max_leaves
+        self.extend = extend
         self.value_margin = value_margin
         self.name = f"search{depth}"
         self.searcher = (
             None
             if max_leaves
             else alphabeta_searcher(
-                self.net, game, game_options, depth, seed, value_margin=value_margin
+                self.net, game, game_options, depth, seed, value_margin=value_margin, extend=extend
             )
         )
 
