@@ -387,6 +387,8 @@ def _value_search(
     depth = f"{agent.depth}-ply minimax" + (
         f" (deeper while a ply has at most {agent.max_leaves:,} positions)"
         if agent.max_leaves
+        else f" (up to {agent.extend} extra turns per line cost no ply)"
+        if agent.extend
         else ""
     )
     columns = [_column("value", "searched value", _NUMBER), policy_column]

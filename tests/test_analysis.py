@@ -109,6 +109,8 @@ MANCALA_CASES = [
     ("pretrained:kalaha:sims=8", KALAHA_6, {}),
     ("pretrained:kalaha:search=2", KALAHA_6, {}),
     ("pretrained:kalaha:search=1,leaves=300", KALAHA_6, {}),
+    ("pretrained:kalaha:search=2,extend=2", KALAHA_6, {}),
+    ("alphabeta:depth=2,extend=3", KALAHA_4x3, {"pits": 4, "seeds": 3}),
     ("alphabeta:depth=2", HUS, {}),
     ("pretrained:hus", HUS, {}),
 ]
@@ -141,6 +143,8 @@ def test_mancala_agents(name: str, text: str, options: dict) -> None:
     if "search" in name:
         values = {m["action"]: m["value"] for m in result["moves"]}
         assert values[action] == pytest.approx(max(values.values()))
+    if "extend" in name and "search" in name:
+        assert "extra turns per line cost no ply" in result["method"], result["method"]
 
 
 def test_alphabeta_analysis_leaves_the_transposition_table_alone() -> None:
