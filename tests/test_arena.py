@@ -73,6 +73,7 @@ def test_summary_counts_and_json() -> None:
     assert p.games == 10 and p.wins + p.draws + p.losses == 10
     data = json.loads(report.to_json())
     assert data["pairs"][0]["games"] == 10
+    assert 0.01 < data["peak_rss_gib"] < 64  # recorded with every evaluation (GiB)
     assert "| random | random | 10 |" in report.to_markdown()
     again = evaluate("kalaha", ["random", "random"], seeds=5, seed=3, options={"pits": 4})
     assert again.pairs[0] == p  # reproducible from the seed

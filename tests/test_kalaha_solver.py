@@ -523,6 +523,17 @@ def test_cli_time_limit_and_node_limit(capsys):
     assert "not to --accuracy" in capsys.readouterr().err
 
 
+def test_cli_accuracy_json_records_the_moves_and_the_memory(tmp_path, capsys):
+    from spieltisch.train.cli import main
+
+    args = ["solve", "kalaha", "--pits", "4", "--seeds", "2", "--db-stones", "4", "--quiet"]
+    args += ["--tt-bits", "12", "--cache-dir", str(tmp_path), "--json"]
+    assert main([*args, "--accuracy", "random", "--games", "2", "--opponents", "random"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["agent"] == "random" and data["total"]["moves"] > 0
+    assert 0.01 < data["peak_rss_gib"] < 64
+
+
 def test_cli_says_where_its_database_is_and_what_a_database_hit_is(tmp_path, capsys):
     from spieltisch.train.cli import main
 
@@ -543,6 +554,7 @@ def test_cli_says_where_its_database_is_and_what_a_database_hit_is(tmp_path, cap
     assert main([*args, "--position", "1,0,1,0/5 2,0,0,1/3 0", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["database_hit"] is True and data["nodes"] == 0
+    assert 0.01 < data["peak_rss_gib"] < 64  # the memory it came to, in GiB
     database = data["database"]
     assert database["directory"] == str(tmp_path)
     assert (database["levels_loaded"], database["levels_built"]) == (7, 0)

@@ -53,7 +53,7 @@ from spieltisch.agents.arena.match import (
     forfeit_rewards,
     play_game,
 )
-from spieltisch.agents.arena.provenance import machine_info
+from spieltisch.agents.arena.provenance import machine_info, peak_rss_gib
 from spieltisch.agents.arena.report import to_markdown
 from spieltisch.agents.registry import check_agent_name, make_agent
 
@@ -401,6 +401,8 @@ class ArenaReport:
     # one row per agent that forfeited a game: its name, its games lost by forfeit per reason,
     # and the first message (see summarize_forfeits)
     forfeits: list[dict[str, Any]] = field(default_factory=list)
+    #: the most resident memory the evaluation held (this process or a worker it waited for)
+    peak_rss_gib: float | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=_json_default)
@@ -476,7 +478,7 @@ def evaluate(
         return ArenaReport(
             game, list(agents), "table", seeds, seed, options, opening_plies, [],
             table=summarize_table(results, agents), machine=machine_info(),
-            move_time_limit=move_time_limit,
+            move_time_limit=move_time_limit, peak_rss_gib=round(peak_rss_gib(), 3),
             forfeits=summarize_forfeits([(r, list(range(len(agents)))) for r in results], agents),
         )  # fmt: skip
     pairs: list[PairSummary] = []
@@ -503,7 +505,7 @@ def evaluate(
     return ArenaReport(
         game, list(agents), mode, seeds, seed, options, opening_plies, pairs, ratings,
         machine=machine_info(), move_time_limit=move_time_limit,
-        forfeits=summarize_forfeits(played, agents),
+        forfeits=summarize_forfeits(played, agents), peak_rss_gib=round(peak_rss_gib(), 3),
     )  # fmt: skip
 
 

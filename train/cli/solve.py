@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from spieltisch.agents.arena.provenance import peak_rss_gib
 from spieltisch.agents.kalaha.endgame import EndgameDatabase, default_cache_dir
 from spieltisch.agents.kalaha.solver import (
     DEFAULT_TT_BITS,
@@ -250,7 +251,11 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as err:
             print(f"spieltisch solve: {err}", file=sys.stderr)
             return 2
-        print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
+        if args.json:
+            peak = round(peak_rss_gib(), 3)
+            print(json.dumps({**report.as_dict(), "peak_rss_gib": peak}, indent=2))
+        else:
+            print(report.summary())
         return 0
 
     state = state or game.new_initial_state()
@@ -420,7 +425,12 @@ def _json_position(state: KalahaState) -> dict:
 
 
 def _json_sizes(solver: KalahaSolver, args: argparse.Namespace) -> dict:
-    return {"db_stones": solver.db_stones, "tt_bits": args.tt_bits}
+    """The database and table sizes, and the peak memory they came to."""
+    return {
+        "db_stones": solver.db_stones,
+        "tt_bits": args.tt_bits,
+        "peak_rss_gib": round(peak_rss_gib(), 3),
+    }
 
 
 def _stopped(
