@@ -104,7 +104,8 @@ _W_KEYS = W_MOVES + 4 * MAX_PLAYS  # MAX_PLAYS x 2: the exact key of each play's
 _W_SLOTS = _W_KEYS + 2 * MAX_PLAYS  # hash-table slot of each play
 _W_TABLE = _W_SLOTS + MAX_PLAYS  # open-addressing hash table of play indices (-1 = empty)
 _W_SCRATCH = _W_TABLE + TABLE_SIZE  # the search's per-depth variables
-WS_SIZE = _W_SCRATCH + 64
+_SCRATCH_SIZE = 72
+WS_SIZE = _W_SCRATCH + _SCRATCH_SIZE
 _HASH_MUL1 = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
 _HASH_MUL2 = -4658895280553007687  # 0xBF58476D1CE4E5B9 as int64
 _HIT_SHIFT = 40  # key part 2: mover cells 15..24 in 4-bit nibbles (40 bits), then the hits
@@ -216,10 +217,12 @@ def _nibble(c):
 
 @numba.njit(cache=True, nogil=True)
 def _movable(cand, d, far, blocked):
-    """The sources in the bit mask ``cand`` (occupied side indices; the bar alone while a
-    checker is on it) from which a checker may move by ``d``: :func:`can_move` for all of them
-    at once. ``blocked``: bit ``t`` set where the opponent holds the mover's side index ``t``
+    """The sources in the bit mask ``cand`` (occupied side indices) from which a checker may
+    move by ``d``: :func:`can_move` for all of them at once, and the bar alone while it holds a
+    checker. ``blocked``: bit ``t`` set where the opponent holds the mover's side index ``t``
     with two or more checkers (fixed for a whole turn: the mover only hits single checkers)."""
+    if cand & _BAR_BIT:
+        cand = _BAR_BIT
     ok = cand & ~(blocked << d) & ~((np.int64(1) << d) - 1)  # onto open points
     if far <= 5:  # bearing off: exactly, or a higher die from the highest point
         ok |= cand & (np.int64(1) << (d - 1))
@@ -369,7 +372,7 @@ def generate(s, ws, need_mask):
     me = SIDE * s[M_TURN]
     op = SIDE - me
     nd = s[M_NDICE]
-    sc = ws[_W_SCRATCH : _W_SCRATCH + 64]
+    sc = ws[_W_SCRATCH : _W_SCRATCH + _SCRATCH_SIZE]
     dv = sc[0:4]  # dice values, highest first
     lvl_die = sc[4:9]  # index into dv of the die tried at each depth
     lvl_cand = sc[9:14]  # sources still to try at each depth (bit mask over side indices)
@@ -380,6 +383,8 @@ def generate(s, ws, need_mask):
     mv_hit = sc[31:35]
     far_saved = sc[35:39]
     occ_saved = sc[56:60]
+    key1_saved = sc[60:64]
+    key2_saved = sc[64:68]
     moves = ws[W_MOVES:_W_KEYS]
     slots = ws[_W_SLOTS:_W_TABLE]
     table = ws[_W_TABLE:_W_SCRATCH]
@@ -412,7 +417,7 @@ def generate(s, ws, need_mask):
     far = _highest(occ)
     depth = 0
     lvl_die[0] = 0
-    lvl_cand[0] = _movable(_BAR_BIT if occ & _BAR_BIT else occ, dv[0], far, blocked) if nd else 0
+    lvl_cand[0] = _movable(occ, dv[0], far, blocked) if nd else 0
     lvl_found[0] = 0
 
     while True:
@@ -467,15 +472,15 @@ def generate(s, ws, need_mask):
                 di = nd
             lvl_die[depth] = di
             if di < nd:
-                lvl_cand[depth] = _movable(
-                    _BAR_BIT if occ & _BAR_BIT else occ, dv[di], far, blocked
-                )
+                lvl_cand[depth] = _movable(occ, dv[di], far, blocked)
         if found:
             mv_src[depth] = src
             mv_die[depth] = d
             mv_idx[depth] = di
             far_saved[depth] = far
             occ_saved[depth] = occ
+            key1_saved[depth] = key1
+            key2_saved[depth] = key2
             key1, key2 = _key_after(s, op, key1, key2, src, d)  # before the move: a hit?
             mv_hit[depth] = move_checker(s, me, op, src, d)
             if s[me + src] == 0:
@@ -492,13 +497,12 @@ def generate(s, ws, need_mask):
                 while (used >> nxt) & 1:
                     nxt += 1
                 lvl_die[depth] = nxt
-                sources = _BAR_BIT if occ & _BAR_BIT else occ
-                lvl_cand[depth] = _movable(sources, dv[nxt], far, blocked)
+                lvl_cand[depth] = _movable(occ, dv[nxt], far, blocked)
             else:
-                # Equal dice: sources in non-increasing order (at most the last source).
+                # Equal dice: sources in non-increasing order (at most the last source; while
+                # checkers wait on the bar, the last source was the bar).
                 lvl_die[depth] = 0
-                sources = _BAR_BIT if occ & _BAR_BIT else occ & ((np.int64(2) << src) - 1)
-                lvl_cand[depth] = _movable(sources, d, far, blocked)
+                lvl_cand[depth] = _movable(occ & ((np.int64(2) << src) - 1), d, far, blocked)
             lvl_found[depth] = 0
             continue
 
@@ -521,20 +525,8 @@ def generate(s, ws, need_mask):
         x = mv_src[depth]
         d = mv_die[depth]
         unmove_checker(s, me, op, x, d, mv_hit[depth])
-        part, shift = _nibble(x)
-        if part == 0:
-            key1 += np.int64(1) << shift
-        else:
-            key2 += np.int64(1) << shift
-        t = x - d
-        if t >= 0:
-            part, shift = _nibble(t)
-            if part == 0:
-                key1 -= np.int64(1) << shift
-            else:
-                key2 -= np.int64(1) << shift
-            if mv_hit[depth]:
-                key2 &= ~(np.int64(1) << (_HIT_SHIFT + t))
+        key1 = key1_saved[depth]
+        key2 = key2_saved[depth]
         far = far_saved[depth]
         occ = occ_saved[depth]
         used &= ~(1 << mv_idx[depth])
