@@ -10,10 +10,12 @@ tests/test_alphazero.py the torch evaluator that a GPU search uses."""
 from __future__ import annotations
 
 import pytest
+import test_alphazero  # these three: the trainers' own tests, for their small runs
+import test_backgammon_alphazero
+import test_train_ppo
 import torch
 from spieltisch.agents.neural.checkpoint import load_checkpoint
-from spieltisch.train import alphazero, alphazero_backgammon, ppo
-from spieltisch.train.config import build_config
+from spieltisch.train import alphazero, alphazero_backgammon
 from spieltisch.train.run_files import latest_checkpoint
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -35,92 +37,31 @@ def assert_same_run(cpu_dir, gpu_dir) -> None:
             assert torch.equal(a[name], b[name]), name
 
 
-def both_devices(run, tmp_path) -> tuple[dict, dict]:
-    return run(tmp_path / "cpu", "device=cpu"), run(tmp_path / "cuda", "device=cuda")
+def both_devices(run, tmp_path, *extra: str) -> None:
+    """``run`` (a test module's runner: tmp_path, run name, overrides) on the CPU and on the GPU:
+    the same steps and iterations, the same last checkpoint."""
+    cpu = run(tmp_path, "cpu", *extra, "device=cpu")
+    gpu = run(tmp_path, "cuda", *extra, "device=cuda")
+    assert gpu["global_step"] == cpu["global_step"] and gpu["iteration"] == cpu["iteration"] >= 3
+    assert_same_run(tmp_path / "cpu", tmp_path / "cuda")
 
 
 def test_ppo_learner_on_cuda_equals_the_cpu_run(tmp_path) -> None:
-    def run(run_dir, device):
-        cfg = build_config(
-            {"game": "kalaha", "game_options": {"pits": 4, "seeds": 3}},
-            [
-                f"run_dir={run_dir}",
-                "total_steps=4000",
-                "num_games=8",
-                "hidden=[32]",
-                "eval_interval=2",
-                "eval_games=8",
-                "final_eval_games=8",
-                "checkpoint_interval=2",
-                "pool_interval=1",
-                "progress=false",
-                "tensorboard=false",
-                device,
-            ],
-        )
-        return ppo.train(cfg)
-
-    cpu, gpu = both_devices(run, tmp_path)
-    assert gpu["global_step"] == cpu["global_step"] and gpu["iteration"] == cpu["iteration"] >= 4
-    assert_same_run(tmp_path / "cpu", tmp_path / "cuda")
+    both_devices(test_train_ppo._run, tmp_path, "stop_after_iterations=4")
 
 
 def test_alphazero_on_cuda_equals_the_cpu_run(tmp_path) -> None:
     """Training and the search's network evaluations on the GPU (the torch evaluator)."""
 
-    def run(run_dir, device):
-        cfg = build_config(
-            {
-                "game": "kalaha",
-                "algorithm": "alphazero",
-                "game_options": {"pits": 4, "seeds": 3, "rules": "goki"},
-            },
-            [
-                f"run_dir={run_dir}",
-                "num_games=16",
-                "num_simulations=8",
-                "hidden=[32]",
-                "batch_size=64",
-                "total_positions=100000",
-                "stop_after_iterations=3",
-                "checkpoint_interval=1",
-                "eval_interval=0",
-                "final_eval_games=4",
-                "progress=false",
-                "tensorboard=false",
-                device,
-            ],
-        )
-        return alphazero.train(cfg)
+    def run(tmp_path, name, *extra):
+        return alphazero.train(test_alphazero.config(tmp_path, name, *extra))
 
-    cpu, gpu = both_devices(run, tmp_path)
-    assert gpu["global_step"] == cpu["global_step"] and gpu["iteration"] == cpu["iteration"] == 3
-    assert_same_run(tmp_path / "cpu", tmp_path / "cuda")
+    both_devices(run, tmp_path, "stop_after_iterations=3", "checkpoint_interval=1")
 
 
 def test_backgammon_alphazero_on_cuda_equals_the_cpu_run(tmp_path) -> None:
-    def run(run_dir, device):
-        cfg = build_config(
-            {"game": "backgammon", "algorithm": "alphazero"},
-            [
-                f"run_dir={run_dir}",
-                "hidden=[8]",
-                "num_games=4",
-                "num_simulations=2",
-                "batch_size=16",
-                "sample_reuse=1.0",
-                "total_positions=100000",
-                "stop_after_iterations=3",
-                "checkpoint_interval=1",
-                "eval_interval=0",
-                "final_eval_games=0",
-                "progress=false",
-                "tensorboard=false",
-                device,
-            ],
-        )
-        return alphazero_backgammon.train(cfg, log=lambda *_: None)
+    def run(tmp_path, name, *extra):
+        cfg = test_backgammon_alphazero.config(tmp_path, name, *extra)
+        return alphazero_backgammon.train(cfg, log=test_backgammon_alphazero.quiet)
 
-    cpu, gpu = both_devices(run, tmp_path)
-    assert gpu["global_step"] == cpu["global_step"] and gpu["iteration"] == cpu["iteration"] == 3
-    assert_same_run(tmp_path / "cpu", tmp_path / "cuda")
+    both_devices(run, tmp_path, "stop_after_iterations=3", "checkpoint_interval=1")
