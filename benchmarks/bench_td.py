@@ -12,6 +12,15 @@ the rates per CPU-second (less sensitive to a shared machine) are recorded too. 
 plays per game is recorded for each, since game length depends on what the net has learnt.
 Target (issue #6): at least 40,000 training games per hour on 2 cores; published pure-numpy
 TD implementations reach about 20,000.
+
+Where the time goes (:func:`where_the_time_goes`, issue 21): the shipped 80-hidden net
+(``pretrained:backgammon``) plays ``--profile-games`` greedy 1-ply games without learning, in a
+compiled loop that does what the trainer does to choose a play (roll, generate, the afterstate
+boards, the net's value of each); the rules alone then replay the very same games (same dice,
+the recorded plays); and the trainer learns from copies of the same weights with the same dice.
+Per play: the rules' share, the net's share in choosing the play (the difference of the first
+two), and learning's (the trainer's time less the net's games'; its games part from the others'
+after the first update, with about the same length). Interleaved rounds, the medians recorded.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import statistics
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 from _common import add_run_options, result_path, shrink_if_quick, write_json
 from spieltisch.agents.arena.provenance import machine_info
@@ -28,6 +38,114 @@ from spieltisch.agents.backgammon import td_value as tv
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.train import td
 from spieltisch.train import td_reference as ref
+
+#: plays recorded per profiled game at most (a backgammon game has about 55-65)
+MAX_PLAYS_PER_GAME = 1000
+
+
+@numba.njit(nogil=True)
+def _net_games(W1, b1, W2, b2, rW1, rb1, rW2, rb2, initial, n_games, rng, ws, chosen):
+    """Greedy 1-ply games as the trainer chooses its plays, without learning; ``chosen`` gets
+    every play's index. Returns (plays, afterstates valued)."""
+    boards = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=np.int32)
+    x = np.zeros(W1.shape[0])
+    nz = np.zeros(W1.shape[0], dtype=np.int64)
+    h, rh, y = np.zeros(b1.shape[0]), np.zeros(rb1.shape[0]), np.zeros(tv.NUM_OUTPUTS)
+    plays = afterstates = 0
+    for _ in range(n_games):
+        s = initial.copy()
+        while s[k.M_PHASE] != k.PH_OVER and plays < chosen.shape[0]:
+            d1, d2 = k.dice_of(s, rng.integers(0, 180))
+            k.put_dice(s, d1, d2)
+            k.generate(s, ws, False)
+            n = s[k.M_NPLAYS]
+            k.play_boards(s, ws, boards)
+            best, bi = -1e300, 0
+            for p in range(n):
+                tv.evaluate_afterstate(
+                    W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], s[k.M_TURN], x, nz, h, rh, y
+                )
+                v = tv.equity(y)
+                if v > best:
+                    best, bi = v, p
+            chosen[plays] = bi
+            plays += 1
+            afterstates += n
+            k.play(s, bi, ws)
+    return plays, afterstates
+
+
+@numba.njit(nogil=True)
+def _replay_games(initial, n_games, rng, ws, chosen):
+    """The games of :func:`_net_games` again (same ``rng`` seed, its ``chosen`` plays): the
+    rules' part of each play alone. Returns the plays."""
+    boards = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=np.int32)
+    plays = 0
+    for _ in range(n_games):
+        s = initial.copy()
+        while s[k.M_PHASE] != k.PH_OVER and plays < chosen.shape[0]:
+            d1, d2 = k.dice_of(s, rng.integers(0, 180))
+            k.put_dice(s, d1, d2)
+            k.generate(s, ws, False)
+            k.play_boards(s, ws, boards)
+            k.play(s, chosen[plays], ws)
+            plays += 1
+    return plays
+
+
+def where_the_time_goes(games: int, rounds: int, lr: float, lam: float) -> dict:
+    """Per play of the trainer: the rules, the net choosing the play, learning (module
+    docstring), with the shipped 80-hidden net; medians of ``rounds`` interleaved rounds."""
+    _, params, _ = tv.load_td_net("pretrained:backgammon")
+    net = tv.net_arrays(params)
+    initial, ws = td.initial_vector(), k.new_workspace()
+    chosen = np.zeros(games * MAX_PLAYS_PER_GAME, dtype=np.int64)
+    per_play: dict[str, list[float]] = {"rules": [], "net_choosing": [], "learning": []}
+    plays_per_game = []
+    for r in range(rounds + 1):  # round 0 compiles
+        seed = 1000 + r
+        t = time.process_time()
+        plays, afterstates = _net_games(
+            *net, initial, games, np.random.default_rng(seed), ws, chosen
+        )
+        net_games = time.process_time() - t
+        t = time.process_time()
+        replayed = _replay_games(initial, games, np.random.default_rng(seed), ws, chosen)
+        rules = time.process_time() - t
+        assert replayed == plays, (replayed, plays)
+        learner = [a.copy() for a in net]
+        stats = np.zeros((games, 5))
+        t = time.process_time()
+        td.train_games_net(
+            *learner, initial, games, 0, lr, lr, 1, lam, np.random.default_rng(seed), ws, stats
+        )
+        trainer = time.process_time() - t
+        trainer_plays = int(stats[:, td.ST_MOVES].sum())
+        if r == 0:
+            continue
+        per_play["rules"].append(rules / plays)
+        per_play["net_choosing"].append((net_games - rules) / plays)
+        per_play["learning"].append(trainer / trainer_plays - net_games / plays)
+        plays_per_game.append((plays / games, trainer_plays / games, afterstates / plays))
+    us = {part: 1e6 * statistics.median(v) for part, v in per_play.items()}
+    total = sum(us.values())
+    result = {
+        "net": "pretrained:backgammon (80 hidden)",
+        "games_per_round": games,
+        "rounds": rounds,
+        "us_per_play": us,
+        "share": {part: v / total for part, v in us.items()},
+        "plays_per_game_net_games": statistics.median(p[0] for p in plays_per_game),
+        "plays_per_game_trainer": statistics.median(p[1] for p in plays_per_game),
+        "afterstates_per_play": statistics.median(p[2] for p in plays_per_game),
+        "cpu_time": "process CPU seconds, one thread",
+    }
+    print(
+        f"where the time goes, per play ({total:.1f} us): "
+        + ", ".join(f"{p} {v:.2f} us ({v / total:.0%})" for p, v in us.items())
+        + f"; {result['afterstates_per_play']:.1f} afterstates valued per play"
+    )
+    return result
 
 
 def main() -> None:
@@ -38,9 +156,10 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--lam", type=float, default=0.7)
     ap.add_argument("--out", type=Path, help="default: bench_td.json in --results-dir")
+    ap.add_argument("--profile-games", type=int, default=2000, help="games per profile round")
     add_run_options(ap)
     args = ap.parse_args()
-    shrink_if_quick(args, hidden=8, rounds=1, seconds=0.2)
+    shrink_if_quick(args, hidden=8, rounds=1, seconds=0.2, profile_games=5)
 
     arch = tv.TDArch(hidden=args.hidden)
     fast = tv.init_params(arch, np.random.default_rng(0))
@@ -104,7 +223,8 @@ def main() -> None:
     result = {
         "benchmark": "td_training_throughput",
         "command": "python benchmarks/bench_td.py "
-        + " ".join(f"--{a} {getattr(args, a)}" for a in ("hidden", "rounds", "seconds")),
+        + " ".join(f"--{a} {getattr(args, a)}" for a in ("hidden", "rounds", "seconds"))
+        + f" --profile-games {args.profile_games}",
         "net": arch.to_json(),
         "lr": args.lr,
         "lam": args.lam,
@@ -114,6 +234,9 @@ def main() -> None:
         "ratio_per_cpu_hour": ratio_cpu,
         "target_games_per_hour": 40_000,
         "rounds": rounds,
+        "where_the_time_goes": where_the_time_goes(
+            args.profile_games, max(args.rounds, 3), args.lr, args.lam
+        ),
         "machine": machine_info(),
         "note": "one trainer thread; timings on a shared 2-core machine are noisy (see load)",
     }
