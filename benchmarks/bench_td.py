@@ -44,6 +44,17 @@ MAX_PLAYS_PER_GAME = 1000
 
 
 @numba.njit(nogil=True)
+def _roll_and_list(s, rng, ws, boards):
+    """The trainer's first step: roll with ``rng``, generate the plays, their afterstate boards
+    into ``boards``. Returns the number of plays."""
+    d1, d2 = k.dice_of(s, rng.integers(0, 180))
+    k.put_dice(s, d1, d2)
+    k.generate(s, ws, False)
+    k.play_boards(s, ws, boards)
+    return s[k.M_NPLAYS]
+
+
+@numba.njit(nogil=True)
 def _net_games(W1, b1, W2, b2, rW1, rb1, rW2, rb2, initial, n_games, rng, ws, chosen):
     """Greedy 1-ply games as the trainer chooses its plays, without learning; ``chosen`` gets
     every play's index. Returns (plays, afterstates valued)."""
@@ -55,11 +66,7 @@ def _net_games(W1, b1, W2, b2, rW1, rb1, rW2, rb2, initial, n_games, rng, ws, ch
     for _ in range(n_games):
         s = initial.copy()
         while s[k.M_PHASE] != k.PH_OVER and plays < chosen.shape[0]:
-            d1, d2 = k.dice_of(s, rng.integers(0, 180))
-            k.put_dice(s, d1, d2)
-            k.generate(s, ws, False)
-            n = s[k.M_NPLAYS]
-            k.play_boards(s, ws, boards)
+            n = _roll_and_list(s, rng, ws, boards)
             best, bi = -1e300, 0
             for p in range(n):
                 tv.evaluate_afterstate(
@@ -84,10 +91,7 @@ def _replay_games(initial, n_games, rng, ws, chosen):
     for _ in range(n_games):
         s = initial.copy()
         while s[k.M_PHASE] != k.PH_OVER and plays < chosen.shape[0]:
-            d1, d2 = k.dice_of(s, rng.integers(0, 180))
-            k.put_dice(s, d1, d2)
-            k.generate(s, ws, False)
-            k.play_boards(s, ws, boards)
+            _roll_and_list(s, rng, ws, boards)
             k.play(s, chosen[plays], ws)
             plays += 1
     return plays
