@@ -376,8 +376,11 @@ class ArrayStateBatch:
 
     state_arrays: tuple[str, ...] = ()
     num_games: int
+    boards: np.ndarray
+    current_player: np.ndarray
     legal_mask: np.ndarray
     terminal: np.ndarray
+    observation_shape: tuple[int, ...]
 
     def _init_threads(self, threads: int | None, name: str) -> None:
         #: threads the compiled loops run on (see :func:`resolve_threads`)
@@ -396,6 +399,68 @@ class ArrayStateBatch:
 
     def __del__(self) -> None:
         self.close()
+
+    def _allocate(self, num_actions: int) -> None:
+        """The state arrays every mancala batch has, zeroed (:meth:`reset` fills them)."""
+        n = self.num_games
+        self.boards = np.zeros((n, *self.observation_shape), dtype=self.board_dtype)
+        self.current_player = np.zeros(n, dtype=np.int64)
+        self.terminal = np.zeros(n, dtype=np.bool_)
+        self.legal_mask = np.zeros((n, num_actions), dtype=np.int8)
+
+    def reset(
+        self,
+        seed: BatchSeed = None,
+        games: np.ndarray | None = None,
+        *,
+        first_player: int | np.ndarray = 0,
+    ) -> None:
+        """Put ``games`` (default: all; an index or boolean array) back to the start position,
+        ``first_player`` to move (seat 0 unless told; or one seat per game). There is no chance:
+        ``seed`` is unused."""
+        which = games_flags(games, self.num_games)
+        first = np.broadcast_to(np.asarray(first_player, dtype=np.int64), (self.num_games,))
+        if not np.isin(first, (0, 1)).all():
+            raise ValueError(f"first_player must be 0 or 1, got {first_player!r}")
+        self._run(type(self)._restart_kernel, self._restart_args(which, first))
+
+    def _restart_args(self, which: np.ndarray, first: np.ndarray) -> Callable[[int, int], tuple]:
+        """The arguments of :attr:`_restart_kernel` for games ``lo:hi`` (``which``: the games to
+        restart, ``first``: their first players)."""
+        raise NotImplementedError
+
+    def refresh_masks(self) -> None:
+        """Recompute ``legal_mask`` after ``boards``/``current_player``/``terminal`` were set."""
+        type(self)._masks_kernel(self.boards, self.current_player, self.terminal, self.legal_mask)
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The mover's observation (the env's, unscaled) and the legal mask of every game (all
+        zeros for finished games); fresh arrays."""
+        obs = np.empty((self.num_games, *self.observation_shape), dtype=np.float32)
+        players = self.current_player
+        self._run(
+            type(self)._observe_kernel,
+            lambda lo, hi: (self.boards[lo:hi], players[lo:hi], obs[lo:hi]),
+        )
+        return obs, self.legal_mask.copy()
+
+    def returns(self) -> np.ndarray:
+        """(N, 2): each seat's result, +1 for a win, -1 for a loss, 0 for a draw; zeros for
+        unfinished games."""
+        out = np.zeros((self.num_games, 2), dtype=np.float64)
+        type(self)._returns_kernel(self.boards, self.current_player, self.terminal, out)
+        return out
+
+    #: dtype of ``boards``
+    board_dtype: Any
+    #: compiled loops: over a block's games, the flagged ones back to the start (arguments from
+    #: :meth:`_restart_args`); over all games, ``(boards, players, terminal, masks)`` sets
+    #: each game's terminal flag and legal mask, ``(boards, players, out)`` writes each mover's
+    #: observation, ``(boards, players, terminal, out)`` each finished game's results
+    _restart_kernel: Callable
+    _masks_kernel: Callable
+    _observe_kernel: Callable
+    _returns_kernel: Callable
 
     def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per game (0 for finished games); the same actions

@@ -16,7 +16,6 @@ import numpy as np
 from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
-    games_flags,
     next_uniform,
     pick_from_bits,
     store_move,
@@ -151,10 +150,7 @@ class HusBatch(ArrayStateBatch):
         self.game = game
         self.num_games = num_games
         self._init_threads(threads, "hus")
-        self.boards = np.zeros((num_games, *self.observation_shape), dtype=BOARD_DTYPE)
-        self.current_player = np.zeros(num_games, dtype=np.int64)
-        self.terminal = np.zeros(num_games, dtype=np.bool_)
-        self.legal_mask = np.zeros((num_games, NUM_ACTIONS), dtype=np.int8)
+        self._allocate(NUM_ACTIONS)
         self.last_move = np.zeros((num_games, len(STAT_COLUMNS)), dtype=np.int64)
         self.reset()
 
@@ -166,54 +162,26 @@ class HusBatch(ArrayStateBatch):
         :meth:`HusGame.from_options`); Hus has no chance, so ``seed`` changes nothing."""
         return cls(HusGame.from_options(options), num_games)
 
-    def reset(
-        self,
-        seed: BatchSeed = None,
-        games: np.ndarray | None = None,
-        *,
-        first_player: int | np.ndarray = 0,
-    ) -> None:
-        """Put ``games`` (default: all; an index or boolean array) back to the start position,
-        ``first_player`` to move (seat 0 unless told). There is no chance: ``seed`` is unused."""
-        which = games_flags(games, self.num_games)
-        first = np.broadcast_to(np.asarray(first_player, dtype=np.int64), (self.num_games,))
-        if not np.isin(first, (0, 1)).all():
-            raise ValueError(f"first_player must be 0 or 1, got {first_player!r}")
+    def _restart_args(self, which: np.ndarray, first: np.ndarray) -> Any:
         initial = initial_board()
-        self._run(
-            _restart,
-            lambda lo, hi: (self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
-                            self.legal_mask[lo:hi], self.last_move[lo:hi], which[lo:hi], initial,
-                            first[lo:hi]),
+        return lambda lo, hi: (
+            self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
+            self.legal_mask[lo:hi], self.last_move[lo:hi], which[lo:hi], initial, first[lo:hi],
         )  # fmt: skip
 
-    def refresh_masks(self) -> None:
-        """Recompute ``legal_mask`` after ``boards``/``current_player``/``terminal`` were set."""
-        _masks_of(self.boards, self.current_player, self.terminal, self.legal_mask)
-
-    def observe(self) -> tuple[np.ndarray, np.ndarray]:
-        """The mover's observation (``hus_v0``'s, unscaled) and the legal mask of every game (all
-        zeros for finished games); fresh arrays."""
-        obs = np.empty((self.num_games, *self.observation_shape), dtype=np.float32)
-        players = self.current_player
-        self._run(_observe_all, lambda lo, hi: (self.boards[lo:hi], players[lo:hi], obs[lo:hi]))
-        return obs, self.legal_mask.copy()
-
+    board_dtype = BOARD_DTYPE
+    _restart_kernel = _restart
     _step_kernel = _step_all
     _random_moves_kernel = _random_moves
+    _masks_kernel = _masks_of
+    _observe_kernel = _observe_all
+    _returns_kernel = _returns_all
 
     def _block_args(self, moves: np.ndarray) -> Any:
         return lambda lo, hi: (
             self.boards[lo:hi], self.current_player[lo:hi], self.terminal[lo:hi],
             moves[lo:hi], self.game.max_sown, self.legal_mask[lo:hi], self.last_move[lo:hi],
         )  # fmt: skip
-
-    def returns(self) -> np.ndarray:
-        """(N, 2) array: +1 for the winner (the player who made the last move), -1 the loser;
-        zeros for unfinished games."""
-        out = np.zeros((self.num_games, 2), dtype=np.float64)
-        _returns_all(self.boards, self.current_player, self.terminal, out)
-        return out
 
     def state(self, g: int) -> HusState:
         """Game ``g`` as a single-game state (a copy)."""
