@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shlex
 import sys
 import time
@@ -36,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from _common import add_run_options, shrink_if_quick, write_results
-from spieltisch.agents.arena.provenance import machine_info
+from spieltisch.agents.arena.provenance import load_average, machine_info
 from spieltisch.agents.arena.stats import mean_interval
 from spieltisch.agents.neural.gumbel_search import (
     GumbelSearch,
@@ -249,7 +248,7 @@ def main() -> None:
         "accuracy_max_stones": args.accuracy_max_stones,
         "tag": args.tag,
         "machine": machine_info(),
-        "load_average": os.getloadavg(),
+        "load_average": load_average(),
         "command": "python benchmarks/alphazero_strength.py " + " ".join(reproducing_args()),
     }
     print(markdown(results))

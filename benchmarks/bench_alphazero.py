@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 from _common import add_run_options, shrink_if_quick, write_results
+from spieltisch.agents.arena.provenance import load_average_text
 from spieltisch.agents.neural.checkpoint import load_checkpoint
 from spieltisch.agents.neural.gumbel_search import GumbelSearch, policy_evaluator
 from spieltisch.agents.neural.policy import PolicyNet
@@ -212,7 +213,7 @@ def main() -> None:
         "throughput": throughput(args),
         "memory": memory(args),
         "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, torch {torch.__version__}",
-        "load_average": ", ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "load_average": load_average_text(),
         "command": "python benchmarks/bench_alphazero.py " + " ".join(sys.argv[1:]),
     }
     print(markdown(results))

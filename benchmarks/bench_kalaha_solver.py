@@ -44,6 +44,7 @@ import numba
 import numpy as np
 from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
 from spieltisch.agents.arena.match import play_game
+from spieltisch.agents.arena.provenance import load_average
 from spieltisch.agents.base import Agent
 from spieltisch.agents.kalaha.accuracy import move_accuracy
 from spieltisch.agents.kalaha.endgame import default_cache_dir
@@ -96,7 +97,7 @@ def machine() -> dict:
         "cpu_count": os.cpu_count(),
         "numba": numba.__version__,
         "numpy": np.__version__,
-        "load_average": os.getloadavg(),
+        "load_average": load_average(),
     }
 
 

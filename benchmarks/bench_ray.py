@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 from _common import add_run_options, shrink_if_quick, write_results
-from spieltisch.agents.arena.provenance import machine_info
+from spieltisch.agents.arena.provenance import load_average, load_average_text, machine_info
 from spieltisch.train.config import build_config
 from spieltisch.train.ppo import (
     Rollout,
@@ -119,7 +119,7 @@ def main() -> None:
     args = p.parse_args()
     shrink_if_quick(args, games=8, rounds=1, workers=[1], learner_iterations=1)
     torch.set_num_threads(1)
-    load_before = os.getloadavg()
+    load_before = load_average()
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = bench_config(args.game, args.games, tmp)
@@ -207,7 +207,7 @@ def main() -> None:
         "rounds": args.rounds,
         "machine": machine_info(),
         "load_average_before": load_before,
-        "load_average_after": os.getloadavg(),
+        "load_average_after": load_average(),
         "note": args.note,
         "rollout": rollout,
         "learner": learner,
@@ -238,7 +238,7 @@ def main() -> None:
         )
     md = f"""# Ray rollout workers vs single-process self-play ({args.game}, {args.games} games/iteration)
 
-Machine: {cores} CPU cores; load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}. {args.note}
+Machine: {cores} CPU cores; load average before {load_average_text(load_before)}, after {load_average_text()}. {args.note}
 Network {cfg.hidden}, one torch thread per process. Rollout = one PPO iteration's games played
 to the end (ray: including weight broadcast and experience transfer), interleaved over
 {args.rounds} rounds after a warm-up.

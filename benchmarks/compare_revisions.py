@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from _common import add_run_options, shrink_if_quick, write_results
-from spieltisch.agents.arena.provenance import machine_info
+from spieltisch.agents.arena.provenance import load_average, load_average_text, machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -206,7 +206,7 @@ def main() -> None:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    load_before = os.getloadavg()
+    load_before = load_average()
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         shim = tree_of(args.base, Path(tmp))
@@ -265,7 +265,7 @@ def main() -> None:
         f"Command: `python benchmarks/compare_revisions.py --base {args.base} --rounds "
         f"{args.rounds} --seconds {args.seconds}`; base `{base_rev}`, current "
         f"`{result['machine'].get('git_revision')}`; medians of {args.rounds} interleaved "
-        f"rounds; load average at start {load_before[0]:.2f}. {args.note}",
+        f"rounds; load average at start {load_average_text(load_before)}. {args.note}",
         "",
         "| probe | what | base | current | current / base |",
         "|---|---|---:|---:|---:|",

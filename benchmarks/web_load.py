@@ -29,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import add_run_options, shrink_if_quick, write_results
+from spieltisch.agents.arena.provenance import load_average_text
 
 
 def start_server(**settings: Any) -> tuple[Any, threading.Thread, int]:
@@ -164,7 +165,7 @@ def main() -> None:
     add_run_options(ap)
     args = ap.parse_args()
     shrink_if_quick(args, sessions=4)
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    load = load_average_text()
     results = run_load(args.sessions, args.pits, args.max_requests, args.timeout)
     results.update(
         pits=args.pits,

@@ -39,6 +39,13 @@ def load_average() -> list[float] | None:
     return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
 
+def load_average_text(loads: list[float] | None = None) -> str:
+    """``loads`` (default: :func:`load_average` now) as the results' pages write it,
+    ``"0.7, 0.9, 1.2"`` (1, 5 and 15 minutes), or ``"unknown"``."""
+    loads = load_average() if loads is None else loads
+    return "unknown" if loads is None else ", ".join(f"{x:.1f}" for x in loads)
+
+
 def machine_info() -> dict[str, Any]:
     """Date, platform, processor, cores, load average, package versions and git revision
     (:func:`git_revision`, abbreviated)."""
