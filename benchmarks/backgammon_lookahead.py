@@ -86,11 +86,11 @@ def main() -> None:
                     help="a TD value net: pretrained:backgammon[:algo=X], checkpoint:PATH")  # fmt: skip
     ap.add_argument("--plies", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--pubeval-games", type=int, nargs="+", default=[5000, 1000],
-                    help="games against pubeval for each ply (the last repeats)")  # fmt: skip
+                    help="games against pubeval for each ply (the last repeats; 0: not played)")  # fmt: skip
     ap.add_argument("--gnubg-games", type=int, nargs="+", default=[2000, 2000],
-                    help="games against gnubg 0-ply for each ply")  # fmt: skip
+                    help="games against gnubg 0-ply for each ply (0: not played)")  # fmt: skip
     ap.add_argument("--equal-games", type=int, nargs="+", default=[200],
-                    help="games against gnubg:plies=N-1 for each ply N > 1")  # fmt: skip
+                    help="games against gnubg:plies=N-1 for each ply N > 1 (0: not played)")  # fmt: skip
     ap.add_argument("--three-ply", default="keep=4,reply_keep=2",
                     help="the ply=3 agent's move filters (agents/backgammon/td_value.py)")  # fmt: skip
     ap.add_argument("--seed", type=int, default=300_000, help="first arena seed")
@@ -103,6 +103,8 @@ def main() -> None:
     shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], equal_games=[2], workers=1)
     if any(n not in (1, 2, 3) for n in args.plies):
         ap.error("--plies: the agent looks 1, 2 or 3 plies ahead")
+    if min(args.pubeval_games + args.gnubg_games + args.equal_games) < 0:
+        ap.error("game counts must be 0 (not played) or more")
     rows = []
     for i, ply in enumerate(args.plies):
         agent = with_ply(args.agent, ply, args.three_ply if ply == 3 else "")
@@ -111,6 +113,8 @@ def main() -> None:
             opponents.append((f"gnubg:plies={ply - 1}", args.equal_games, i - 1))
         for opponent, counts, at in opponents:
             games = counts[min(max(at, 0), len(counts) - 1)]
+            if games == 0:  # e.g. one opponent measured again, with --append
+                continue
             row = match(agent, opponent, games, args.seed, args.workers)
             row["ply"] = ply
             rows.append(row)
