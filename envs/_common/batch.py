@@ -368,10 +368,13 @@ def games_flags(games: np.ndarray | None, num_games: int) -> np.ndarray:
 class ArrayStateBatch:
     """What the mancala batches share: ``save``/``load``/``clone`` for a batch whose whole
     state is the arrays named in ``state_arrays`` (no generator: these games have no chance),
-    and the threads their compiled loops run on (:class:`BlockThreads`).
+    the threads their compiled loops run on (:class:`BlockThreads`), and the protocol's verbs
+    around those loops (``reset``, ``step``, ``play_random``, ``observe``, ``returns``, ...).
 
-    A subclass calls :meth:`_init_threads` in its constructor and runs its per-game loops
-    through :meth:`_run`; each loop must only touch the games of the block it is handed.
+    A subclass calls :meth:`_init_threads` and :meth:`_allocate` in its constructor, names its
+    compiled loops (``_restart_kernel``, ``_step_kernel``, ...: the game's rules) and their
+    arguments (:meth:`_restart_args`, :meth:`_block_args`); each loop must only touch the games
+    of the block it is handed.
     """
 
     state_arrays: tuple[str, ...] = ()
