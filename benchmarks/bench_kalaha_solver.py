@@ -22,6 +22,11 @@ to it.
    left), and of the shipped ``pretrained:kalaha`` on Kalah(6,6) goki (what it was trained on)
    in positions with at most ``--max-stones`` stones left.
 
+Memory: each solve's table, database and process are planned before it starts
+(:func:`planned_gib`); a solve that would need more than ``--max-memory-gib`` (default 4 GiB,
+issue 21's bound for a benchmark) is skipped and listed. Each row records the solve process's
+peak memory.
+
 There is no peer solver to run side by side (OpenSpiel has no Kalah solver); the reference is the
 published values. Timings on a shared machine are noisy: CPU seconds are recorded too.
 """
@@ -256,7 +261,7 @@ def solve_boards(args: argparse.Namespace, results: dict) -> None:
                         f"{db_stones}-stone database), over --max-memory-gib {args.max_memory_gib:g}"
                     )
                     print(f"  {why}")
-                    results.setdefault("skipped", []).append(why)
+                    results["skipped"].append(why)
                     continue
                 row = solve_in_subprocess(args, pits, seeds, rules, db_stones)
                 row["planned_gib"] = round(need, 2)
@@ -381,7 +386,8 @@ def markdown(data: dict) -> str:
                 f"{rate} | {r['process_seconds']} ({r['process_cpu_seconds']}) | {peak} | "
                 f"{r['note']} |"
             )
-    lines += [f"- {why}" for why in data.get("skipped", [])]
+    if data.get("skipped"):
+        lines += ["", *(f"- {why}" for why in data["skipped"])]
     acc = data.get("accuracy_kalah_6_4_goki", [])
     pre = data.get("accuracy_pretrained_kalah_6_6_goki")
     if acc or pre:
