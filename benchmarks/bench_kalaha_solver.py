@@ -54,7 +54,13 @@ from spieltisch.agents.base import Agent
 from spieltisch.agents.kalaha.accuracy import move_accuracy
 from spieltisch.agents.kalaha.endgame import database_entries, default_cache_dir
 from spieltisch.agents.kalaha.perfect import PerfectAgent
-from spieltisch.agents.kalaha.solver import DEFAULT_NEAR_BITS, KalahaSolver
+from spieltisch.agents.kalaha.solver import (
+    DEFAULT_NEAR_BITS,
+    DEFAULT_NEAR_MARGIN,
+    TABLE_ROW_BYTES,
+    KalahaSolver,
+    near_region_rows,
+)
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
 from spieltisch.envs.kalaha.engine import KalahaGame
@@ -131,9 +137,11 @@ PROCESS_BASE_GIB = 0.4
 
 def planned_gib(pits: int, db_stones: int, table_bits: int) -> float:
     """The memory a solve will hold once its table is touched: the table (``2**table_bits``
-    entries of 32 bytes and the near region), the database (one byte an entry) and
+    rows and the near region, as :class:`KalahaSolver` sizes them), the database (one byte an
+    entry) and
     :data:`PROCESS_BASE_GIB`."""
-    table = 32 * ((1 << table_bits) + (1 << DEFAULT_NEAR_BITS))
+    rows = (1 << table_bits) + near_region_rows(table_bits, DEFAULT_NEAR_BITS, DEFAULT_NEAR_MARGIN)
+    table = TABLE_ROW_BYTES * rows
     return (table + database_entries(db_stones, pits)) / 2**30 + PROCESS_BASE_GIB
 
 

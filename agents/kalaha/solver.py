@@ -951,11 +951,21 @@ def _wait(done: threading.Event) -> None:
             continue
 
 
+#: bytes of a transposition-table row (four int64: one two-entry bucket, one cache line)
+TABLE_ROW_BYTES = 32
+
+
+def near_region_rows(tt_bits: int, near_bits: int, near_margin: int) -> int:
+    """Rows of the table's near region (see :class:`KalahaSolver`): ``2**near_bits``, never
+    more than the main region's ``2**tt_bits``; none when ``near_margin`` is 0."""
+    return 1 << min(near_bits, tt_bits) if near_margin > 0 else 0
+
+
 def _aligned_table(rows: int) -> np.ndarray:
     """A zeroed ``(rows, 4)`` int64 table on huge pages where available (see
     :func:`~.kalaha_endgame.huge_page_array`), page-aligned so that each two-entry bucket is one
     64-byte cache line."""
-    table = huge_page_array(rows * 4, np.int64)
+    table = huge_page_array(rows * TABLE_ROW_BYTES // 8, np.int64)
     table.fill(0)  # touch the pages now, not at random during the first search
     return table.reshape(rows, 4)
 
@@ -1044,10 +1054,9 @@ class KalahaSolver:
             raise ValueError(f"near_margin must be >= 0, got {near_margin}")
         if not 4 <= near_bits <= 34:
             raise ValueError(f"near_bits must be between 4 and 34, got {near_bits}")
-        near_bits = min(near_bits, tt_bits)  # never larger than the main region
         # nodes with at most near_stones stones share a small table region (0: none)
         self.near_stones = db_stones + near_margin if near_margin > 0 else -1
-        self.near_rows = 1 << near_bits if near_margin > 0 else 0
+        self.near_rows = near_region_rows(tt_bits, near_bits, near_margin)
         self.tt = _aligned_table((1 << tt_bits) + self.near_rows)
         size = 2 * self.pits + 2
         self._boards = np.zeros((MAX_PLY, size), dtype=BOARD_DTYPE)
