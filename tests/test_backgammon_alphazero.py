@@ -219,7 +219,10 @@ def test_init_checkpoint_starts_from_the_pretrained_net(tmp_path) -> None:
         ("game_options={reward: money}", "must be points or win"),
         ("temperature=0", "'temperature' must be positive"),
         ("policy_weight=-1", "'policy_weight' must be at least 0"),
-        ("init_checkpoint=pretrained:kalaha", "must be pretrained:backgammon or the path"),
+        (
+            "init_checkpoint=pretrained:kalaha",
+            "must be pretrained:backgammon\\[:algo=ALGORITHM\\] or the path",
+        ),
         ("eval_opponents=[nobody]", "unknown agent 'nobody'"),
         ("num_simulations=0", "'num_simulations' must be at least 1"),
         ("device=tpu", "'device' must be cpu, cuda or auto"),

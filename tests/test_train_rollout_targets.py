@@ -164,7 +164,10 @@ def test_shipped_config_is_valid() -> None:
         ("truncate=0", "'truncate' must be at least 1"),
         ("sample_prob=0", "'sample_prob' must be in"),
         ("lr=0", "'lr' must be positive"),
-        ("init_from=pretrained:kalaha", "'init_from' must be pretrained:backgammon or"),
+        (
+            "init_from=pretrained:kalaha",
+            "'init_from' must be pretrained:backgammon\\[:algo=ALGORITHM\\] or",
+        ),
         ("game_options={cube: true}", "'game_options' must be empty"),
         ("eval_opponent=nobody", "unknown agent 'nobody'"),
     ],

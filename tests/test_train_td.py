@@ -429,3 +429,32 @@ def test_a_second_stage_starts_from_a_checkpoint(tmp_path: Path) -> None:
         np.testing.assert_array_equal(got[f"model.{name}"], q[name])
     with pytest.raises(CheckpointError, match="hidden"):
         td.train(tiny(tmp_path / "c", hidden=9, init_from=str(final)), log=quiet)
+
+
+@pytest.mark.parametrize(
+    ("name", "hidden", "race_hidden", "features"),
+    [("pretrained:backgammon", 80, 0, False),
+     ("pretrained:backgammon:algo=td_features", 128, 64, True)],
+)  # fmt: skip
+def test_a_second_stage_starts_from_a_shipped_net_by_name(
+    tmp_path: Path, name: str, hidden: int, race_hidden: int, features: bool
+) -> None:
+    cfg = tiny(
+        tmp_path, total_games=2, hidden=hidden, race_hidden=race_hidden, features=features,
+        init_from=name,
+    )  # fmt: skip
+    messages: list[str] = []
+    td.train(cfg, log=messages.append)
+    _, shipped, games = tv.load_td_net(name)
+    meta = json.loads((Path(cfg.run_dir) / "final.json").read_text())
+    assert (meta["init_from"], meta["games_total"]) == (name, games + 2)
+    assert f"initialised from {name} ({games} games)" in messages[0]
+    trained = weights(Path(cfg.run_dir) / "final.safetensors")
+    assert trained["model.W1"].shape == shipped["W1"].shape
+    assert not np.array_equal(trained["model.W1"], shipped["W1"])  # two games of learning
+
+
+@pytest.mark.parametrize("name", ["pretrained:kalaha", "pretrained:backgammonx", ""])
+def test_init_from_names_another_games_net_is_a_config_error(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError, match="init_from"):
+        tiny(tmp_path, init_from=name)

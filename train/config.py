@@ -202,8 +202,10 @@ class TDConfig(RunConfig):
     init_scale: float = 0.1
     """initial weights uniform in [-init_scale, init_scale] (biases 0)"""
     init_from: str | None = None
-    """start from the weights of this TD checkpoint (e.g. a finished run's final) instead of
-    random ones: a second stage with other settings, e.g. a smaller step size"""
+    """start from the weights of this TD net instead of random ones: a checkpoint's path (e.g.
+    a finished run's final) or a shipped net (``pretrained:backgammon``,
+    ``pretrained:backgammon:algo=td_features``); a second stage with other settings, e.g. a
+    smaller step size"""
 
     # --- TD(lambda) ---
     lr: float = 0.1
@@ -526,6 +528,8 @@ def _check_td_ranges(cfg: TDConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'race_hidden' must be 0 or positive, got {cfg.race_hidden}"
         )
+    if cfg.init_from is not None:
+        _check_td_net_name("init_from", cfg.init_from, source)
     _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
 
 
@@ -693,12 +697,13 @@ def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:
 
 
 def _check_td_net_name(key: str, name: str, source: str) -> None:
-    """A key naming a TD value net to start from: the shipped one or a checkpoint's path (the
+    """A key naming a TD value net to start from: a shipped one or a checkpoint's path (the
     file itself is read, and checked, when the run starts)."""
-    if not name or (name.startswith("pretrained:") and name != "pretrained:backgammon"):
+    shipped = name == "pretrained:backgammon" or name.startswith("pretrained:backgammon:")
+    if not name or (name.startswith("pretrained:") and not shipped):
         raise ConfigError(
-            f"{source}: key {key!r} must be pretrained:backgammon or the path of a TD "
-            f"checkpoint, got {name!r}"
+            f"{source}: key {key!r} must be pretrained:backgammon[:algo=ALGORITHM] or the "
+            f"path of a TD checkpoint, got {name!r}"
         )
 
 

@@ -48,7 +48,7 @@ import numba
 import numpy as np
 from spieltisch.agents.arena.provenance import git_revision
 from spieltisch.agents.backgammon import td_value as tv
-from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from spieltisch.agents.neural.checkpoint import CheckpointError, save_checkpoint
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, TDConfig, config_to_dict
@@ -473,19 +473,17 @@ class TDTrainer(StateTrainer):
         self.initial = initial_vector()
         self.workspace = k.new_workspace()
 
-    def _start_from(self, path: str) -> Any:
-        """Take the weights of the TD checkpoint ``path`` (a second stage of training); returns
-        the games it was trained on (as its metadata says)."""
-        start = load_checkpoint(path, self.cfg.game)
-        try:
-            arch = tv.TDArch.from_json(start.meta["arch"])
-            if arch != arch_of(self.cfg):
-                raise ValueError(f"its network is {arch}, the config's {arch_of(self.cfg)}")
-            self.state.params = tv.params_from_tensors(arch, start.tensors, str(path))
-        except (KeyError, TypeError, ValueError) as err:
-            raise CheckpointError(f"init_from {path}: {err}") from err
-        self.state.earlier_games = int(start.meta.get("games_total", start.meta.get("games", 0)))
-        return start.meta.get("games")
+    def _start_from(self, name: str) -> int:
+        """Take the weights of the TD net ``name`` (a checkpoint's path or a shipped net: a
+        second stage of training); returns the self-play games behind it."""
+        arch, params, games = tv.load_td_net(name)
+        if arch != arch_of(self.cfg):
+            raise CheckpointError(
+                f"init_from {name}: its network is {arch}, the config's {arch_of(self.cfg)}"
+            )
+        self.state.params = params
+        self.state.earlier_games = games
+        return games
 
     # --- where the run stands (the state is what a checkpoint holds) ---
     @property

@@ -603,18 +603,24 @@ def agent_from_checkpoint(ckpt: Any, seed: int | None = None, **params: Any) -> 
 
 def load_td_net(name: str) -> tuple[TDArch, dict[str, np.ndarray], int]:
     """``(arch, params, games)`` of a TD value net named ``pretrained:backgammon`` (the shipped
-    net) or by a checkpoint's path: its architecture, weights and the self-play games behind it
-    (its metadata's ``games_total``, else ``games``, else 0). Raises CheckpointError saying why
-    it is not one."""
+    net; ``pretrained:backgammon:algo=td_features`` another shipped one) or by a checkpoint's
+    path: its architecture, weights and the self-play games behind it (its metadata's
+    ``games_total``, else ``games``, else 0). Raises CheckpointError saying why it is not
+    one."""
     from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
 
     try:
         if name.startswith("pretrained:"):
             from spieltisch.agents.neural.agents import pretrained_path
+            from spieltisch.agents.registry import parse_agent_name
 
-            if name != "pretrained:backgammon":
-                raise ValueError("the shipped TD value net is pretrained:backgammon")
-            path: Any = pretrained_path("backgammon", {})
+            game, _, options = name.removeprefix("pretrained:").partition(":")
+            params = parse_agent_name(f"x:{options}")[1] if options else {}
+            if game != "backgammon" or set(params) - {"algo"}:
+                raise ValueError(
+                    "the shipped TD value nets are pretrained:backgammon[:algo=ALGORITHM]"
+                )
+            path: Any = pretrained_path("backgammon", {}, params.get("algo"))
         else:
             path = name
         start = load_checkpoint(path, "backgammon")
