@@ -67,14 +67,9 @@ def _net_games(W1, b1, W2, b2, rW1, rb1, rW2, rb2, initial, n_games, rng, ws, ch
         s = initial.copy()
         while s[k.M_PHASE] != k.PH_OVER and plays < chosen.shape[0]:
             n = _roll_and_list(s, rng, ws, boards)
-            best, bi = -1e300, 0
-            for p in range(n):
-                tv.evaluate_afterstate(
-                    W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], s[k.M_TURN], x, nz, h, rh, y
-                )
-                v = tv.equity(y)
-                if v > best:
-                    best, bi = v, p
+            bi = tv.best_afterstate(
+                W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, n, s[k.M_TURN], x, nz, h, rh, y
+            )
             chosen[plays] = bi
             plays += 1
             afterstates += n

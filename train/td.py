@@ -221,16 +221,9 @@ def train_games_net(
             n = s[k.M_NPLAYS]
             k.play_boards(s, ws, boards)
             # 2. the afterstate of highest equity
-            best = -1e300
-            bi = 0
-            for p in range(n):
-                tv.evaluate_afterstate(
-                    W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], mover, x, nz, h, rh, y
-                )
-                v = tv.equity(y)
-                if v > best:
-                    best = v
-                    bi = p
+            bi = tv.best_afterstate(
+                W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, n, mover, x, nz, h, rh, y
+            )
             row = boards[bi]
             cls, n_nz = tv.evaluate_afterstate(
                 W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, x, nz, h, rh, y

@@ -305,6 +305,22 @@ def evaluate_afterstate(W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, x, nz, h
 
 
 @numba.njit(cache=True, nogil=True)
+def best_afterstate(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, n, mover, x, nz, h, rh, y):
+    """The index of the afterstate among ``boards[:n]`` with the highest equity for ``mover``
+    (the first of equal ones), each valued by :func:`evaluate_afterstate` (scratch ``x`` ..
+    ``y`` as there): the greedy 1-ply choice of self-play."""
+    best = -1e300
+    bi = 0
+    for p in range(n):
+        evaluate_afterstate(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], mover, x, nz, h, rh, y)
+        v = equity(y)
+        if v > best:
+            best = v
+            bi = p
+    return bi
+
+
+@numba.njit(cache=True, nogil=True)
 def no_race_net(W1):
     """Empty race parameters (a net without a race network)."""
     n_in = W1.shape[0]
