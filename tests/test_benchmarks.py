@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,7 @@ def test_every_release_script_is_run_here():
         "derive_pubeval_weights.py",
         "ship_alphazero.py",
         "promote_alphazero.py",
+        "average_checkpoints.py",
     }
     assert {p.name for p in RELEASE.glob("*.py")} == tested
 
@@ -216,6 +218,28 @@ def test_release_train_td_evaluates_and_ships(tmp_path, recorded_files_unchanged
     assert {"vs_pubeval", "vs_gnubg"} == set(result["evaluation"])
     shipped = load_checkpoint(tmp_path / "backgammon", "backgammon")
     assert shipped.meta["evaluation"] == result["evaluation"]
+
+
+def test_release_average_checkpoints_writes_a_net_that_plays(tmp_path, recorded_files_unchanged):
+    from spieltisch.agents.backgammon.td_value import load_td_net
+    from spieltisch.agents.registry import make_agent
+
+    shipped = ROOT / "agents" / "pretrained" / "backgammon"
+    (tmp_path / "copy.json").write_bytes(shipped.with_suffix(".json").read_bytes())
+    (tmp_path / "copy.safetensors").write_bytes(shipped.with_suffix(".safetensors").read_bytes())
+    out = tmp_path / "average"
+    _run(RELEASE / "average_checkpoints.py", out, shipped, tmp_path / "copy")
+    _, params, _ = load_td_net(str(out))
+    _, expected, _ = load_td_net("pretrained:backgammon")
+    for name, value in expected.items():  # the mean of a net and its copy is that net
+        np.testing.assert_array_equal(params[name], value)
+    agent = make_agent(f"checkpoint:{out}", "backgammon", seed=0)
+    assert agent.params.keys() == expected.keys()
+    proc = subprocess.run(
+        [sys.executable, str(RELEASE / "average_checkpoints.py"), out, shipped],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "not overwritten" in proc.stderr
 
 
 def test_release_record_eval_records_an_arena_report(tmp_path, recorded_files_unchanged):

@@ -8,6 +8,7 @@ import pytest
 import torch
 from spieltisch.agents.neural.checkpoint import (
     CheckpointError,
+    average_checkpoints,
     load_checkpoint,
     paths_of,
     save_checkpoint,
@@ -88,3 +89,45 @@ def test_mismatches_fail_clearly(tmp_path) -> None:
     )
     with pytest.raises(CheckpointError, match="do not fit the recorded architecture"):
         load_checkpoint(tmp_path / "ck").policy()
+
+
+def _policy_checkpoint(path, seed: int, hidden: int = 8, game: str = "kalaha") -> PolicyNet:
+    torch.manual_seed(seed)
+    arch = PolicyArch(observation_size=10, num_actions=4, hidden=(hidden,), observation_scale=3.0)
+    net = PolicyNet(arch)
+    meta = {"game": game, "game_options": {}, "arch": arch.to_json(), "games": seed}
+    tensors = {f"model.{k}": v for k, v in net.state_dict().items()}
+    tensors["optim.step"] = torch.tensor([seed], dtype=torch.float32)  # training state: dropped
+    save_checkpoint(path, meta, tensors)
+    return net
+
+
+def test_average_of_checkpoints_is_the_mean_of_their_weights(tmp_path) -> None:
+    nets = [_policy_checkpoint(tmp_path / f"c{i}", seed=i) for i in range(3)]
+    meta, tensors = average_checkpoints([tmp_path / f"c{i}" for i in range(3)])
+    assert set(tensors) == {f"model.{k}" for k in nets[0].state_dict()}  # no optimizer state
+    for key, value in nets[0].state_dict().items():
+        mean = sum(net.state_dict()[key].double() for net in nets) / 3
+        torch.testing.assert_close(tensors[f"model.{key}"], mean.float(), rtol=0, atol=1e-7)
+        assert tensors[f"model.{key}"].dtype == value.dtype
+    assert meta["kind"] == "policy" and meta["games"] == 2  # the last checkpoint's metadata
+    sources = meta["averaged_from"]
+    assert [s["games"] for s in sources] == [0, 1, 2]
+    assert sources[1]["weights_sha256"] == load_checkpoint(tmp_path / "c1").meta["weights_sha256"]
+    save_checkpoint(tmp_path / "avg", meta, tensors)
+    played = load_checkpoint(tmp_path / "avg", "kalaha").policy()  # loads as a policy
+    assert torch.equal(played.state_dict()["trunk.0.weight"], tensors["model.trunk.0.weight"])
+
+
+def test_average_refuses_checkpoints_of_different_networks(tmp_path) -> None:
+    _policy_checkpoint(tmp_path / "a", seed=0)
+    _policy_checkpoint(tmp_path / "b", seed=1, hidden=9)
+    _policy_checkpoint(tmp_path / "c", seed=2, game="hus")
+    with pytest.raises(CheckpointError, match=r"arch .* differs"):
+        average_checkpoints([tmp_path / "a", tmp_path / "b"])
+    with pytest.raises(CheckpointError, match="game 'hus' differs"):
+        average_checkpoints([tmp_path / "a", tmp_path / "c"])
+    with pytest.raises(CheckpointError, match="at least one"):
+        average_checkpoints([])
+    with pytest.raises(CheckpointError, match="does not exist"):
+        average_checkpoints([tmp_path / "a", tmp_path / "missing"])

@@ -217,6 +217,56 @@ def load_checkpoint(
     return Checkpoint(meta=meta, tensors=tensors, path=weights)
 
 
+def average_checkpoints(paths: list[str | os.PathLike]) -> tuple[dict[str, Any], dict]:
+    """``(meta, tensors)`` of a network whose weights are the mean of those of the checkpoints
+    at ``paths`` (weight averaging over the checkpoints of one run, as stochastic weight
+    averaging: the mean of the iterates of SGD's last stretch, where each alone wanders around
+    the minimum by the step size). Every checkpoint must be of the same game, rules options and
+    architecture with the same ``model.`` tensors; only those are kept (no optimizer state: the
+    result plays, it does not resume). The metadata is the last checkpoint's, with
+    ``averaged_from`` naming each source (path, self-play games, weights' SHA-256). Raises
+    :class:`CheckpointError` saying which checkpoint does not fit."""
+    if not paths:
+        raise CheckpointError("averaging needs at least one checkpoint")
+    loaded = [load_checkpoint(path) for path in paths]
+    first = loaded[0]
+    names = sorted(key for key in first.tensors if key.startswith("model."))
+    for path, ckpt in zip(paths, loaded, strict=True):
+        for key in ("game", "game_options", "arch"):
+            if ckpt.meta.get(key) != first.meta.get(key):
+                raise CheckpointError(
+                    f"{path}: its {key} {ckpt.meta.get(key)!r} differs from {paths[0]}'s "
+                    f"{first.meta.get(key)!r}; only checkpoints of one network can be averaged"
+                )
+        mine = sorted(key for key in ckpt.tensors if key.startswith("model."))
+        shapes = [(ckpt.tensors[k].shape, ckpt.tensors[k].dtype) for k in mine]
+        if mine != names or shapes != [
+            (first.tensors[k].shape, first.tensors[k].dtype) for k in names
+        ]:
+            raise CheckpointError(f"{path}: its model tensors differ from {paths[0]}'s")
+    tensors = {}
+    for key in names:
+        total = torch.zeros_like(first.tensors[key], dtype=torch.float64)
+        for ckpt in loaded:
+            total += ckpt.tensors[key].to(torch.float64)
+        tensors[key] = (total / len(loaded)).to(first.tensors[key].dtype)
+    meta = {
+        key: value
+        for key, value in loaded[-1].meta.items()
+        if key not in ("format", "format_version", "weights_sha256", "trainer")
+    }
+    meta["kind"] = "policy"  # a network to play, not a state to resume
+    meta["averaged_from"] = [
+        {
+            "path": str(path),
+            "games": ckpt.meta.get("games_total", ckpt.meta.get("games")),
+            "weights_sha256": ckpt.meta["weights_sha256"],
+        }
+        for path, ckpt in zip(paths, loaded, strict=True)
+    ]
+    return meta, tensors
+
+
 def load_agent(
     path: str | os.PathLike,
     game: str | None = None,
