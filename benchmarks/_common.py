@@ -79,7 +79,7 @@ def write_json(path: Path | None, data: Any) -> None:
     gets the run's peak memory so far (:func:`peak_rss_gib`) as ``peak_rss_gib``: every
     benchmark records what it needed."""
     if isinstance(data, dict):
-        data = {**data, "peak_rss_gib": round(peak_rss_gib(), 3)}
+        data = {**data, "peak_rss_gib": peak_rss_gib()}
         print(f"peak resident memory {data['peak_rss_gib']:.2f} GiB")
     write_text(path, json.dumps(data, indent=2) + "\n")
 

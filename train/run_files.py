@@ -314,7 +314,7 @@ class ResourceLedger:
                 "units_end": units,
                 "wall_seconds": round(time.perf_counter() - self._wall0, 1),
                 "cpu_seconds": round(cpu_seconds() - self._cpu0, 1),
-                "peak_rss_gib": round(peak_rss_gib(), 3),
+                "peak_rss_gib": peak_rss_gib(),
                 "load_average_end": _load_average(),
             }
         )

@@ -478,7 +478,7 @@ def evaluate(
         return ArenaReport(
             game, list(agents), "table", seeds, seed, options, opening_plies, [],
             table=summarize_table(results, agents), machine=machine_info(),
-            move_time_limit=move_time_limit, peak_rss_gib=round(peak_rss_gib(), 3),
+            move_time_limit=move_time_limit, peak_rss_gib=peak_rss_gib(),
             forfeits=summarize_forfeits([(r, list(range(len(agents)))) for r in results], agents),
         )  # fmt: skip
     pairs: list[PairSummary] = []
@@ -505,7 +505,7 @@ def evaluate(
     return ArenaReport(
         game, list(agents), mode, seeds, seed, options, opening_plies, pairs, ratings,
         machine=machine_info(), move_time_limit=move_time_limit,
-        forfeits=summarize_forfeits(played, agents), peak_rss_gib=round(peak_rss_gib(), 3),
+        forfeits=summarize_forfeits(played, agents), peak_rss_gib=peak_rss_gib(),
     )  # fmt: skip
 
 

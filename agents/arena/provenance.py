@@ -75,11 +75,11 @@ def machine_info() -> dict[str, Any]:
 
 
 def peak_rss_gib() -> float:
-    """The most resident memory this process (and any child it waited for) has held, in GiB
-    (Linux reports ``ru_maxrss`` in KiB)."""
+    """The most resident memory this process (and any child it waited for) has held, in GiB to
+    three decimals, as every record stores it (Linux reports ``ru_maxrss`` in KiB)."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(own, children) / 2**20
+    return round(max(own, children) / 2**20, 3)
 
 
 def cpu_seconds() -> float:

@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"spieltisch solve: {err}", file=sys.stderr)
             return 2
         if args.json:
-            peak = round(peak_rss_gib(), 3)
+            peak = peak_rss_gib()
             print(json.dumps({**report.as_dict(), "peak_rss_gib": peak}, indent=2))
         else:
             print(report.summary())
@@ -429,7 +429,7 @@ def _json_sizes(solver: KalahaSolver, args: argparse.Namespace) -> dict:
     return {
         "db_stones": solver.db_stones,
         "tt_bits": args.tt_bits,
-        "peak_rss_gib": round(peak_rss_gib(), 3),
+        "peak_rss_gib": peak_rss_gib(),
     }
 
 
