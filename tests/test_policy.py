@@ -94,6 +94,20 @@ def test_registry_rejects_unknown_prefixed_agents(tmp_path) -> None:
         make_agent("pretrained:hus", "kalaha")
 
 
+def test_prefixed_agent_parameters_may_follow_colons_as_well_as_commas() -> None:
+    """``pretrained:backgammon:algo=td_long:ply=2`` is ``...:algo=td_long,ply=2`` (the colon
+    form used to name a game ``backgammon:algo=td_long``)."""
+    colon = make_agent("pretrained:backgammon:algo=td_features:ply=2,keep=3", "backgammon")
+    comma = make_agent("pretrained:backgammon:algo=td_features,ply=2,keep=3", "backgammon")
+    assert (colon.ply, colon.keep) == (comma.ply, comma.keep) == (2, 3)
+    assert colon.params.keys() == comma.params.keys()
+    for name in colon.params:  # the features net, not the default one
+        assert np.array_equal(colon.params[name], comma.params[name])
+    assert "rb1" in colon.params
+    with pytest.raises(ValueError, match="'algo' is given twice"):
+        make_agent("pretrained:backgammon:algo=td_features:algo=td_long", "backgammon")
+
+
 def test_pretrained_kalaha_picks_the_agent_of_the_board() -> None:
     """Kalah(6,4) has its own shipped agent (the board the solver judges from the start)."""
     from spieltisch.agents.neural.agents import pretrained_name

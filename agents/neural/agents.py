@@ -85,6 +85,28 @@ def _check_options(ckpt_options: dict[str, Any], options: dict[str, Any], where:
             )
 
 
+def _split_parameters(prefix: str, value: str) -> tuple[str, dict[str, Any]]:
+    """``value`` (of ``prefix:value``) without its trailing ``KEY=VALUE,...`` groups, and their
+    parameters in the order written. The groups may be split by colons as well as commas
+    (``backgammon:algo=td_long:ply=2`` is ``backgammon:algo=td_long,ply=2``); a parameter
+    given twice is an error."""
+    from spieltisch.agents.registry import parse_agent_name
+
+    groups = []
+    head, sep, tail = value.rpartition(":")
+    while sep and "=" in tail:
+        groups.append(tail)
+        value = head
+        head, sep, tail = value.rpartition(":")
+    params: dict[str, Any] = {}
+    for group in reversed(groups):
+        for key, setting in parse_agent_name(f"x:{group}")[1].items():
+            if key in params:
+                raise ValueError(f"{prefix}:{value}: the parameter {key!r} is given twice")
+            params[key] = setting
+    return value, params
+
+
 def make_prefixed_agent(
     prefix: str,
     value: str,
@@ -97,13 +119,7 @@ def make_prefixed_agent(
     :data:`agents.registry.PREFIX_AGENT_MODULES`). ``checkpoint_root``: the folder a
     ``checkpoint:`` path must lie in (see :func:`~.checkpoint.load_checkpoint`); the shipped
     ``pretrained:`` agents are always loaded from inside their own folder."""
-    params: dict[str, Any] = {}
-    head, sep, tail = value.rpartition(":")
-    if sep and "=" in tail:
-        from spieltisch.agents.registry import parse_agent_name
-
-        value = head
-        params = parse_agent_name(f"x:{tail}")[1]
+    value, params = _split_parameters(prefix, value)
     # ply, keep, cube, cube_life: TD value nets (cube: agents/backgammon/cube.py); weight: HiLo
     # search (agents/hilo/search.py); sims: Gumbel search (dets: its HiLo determinizations);
     # algo: which shipped agent (pretrained:)
