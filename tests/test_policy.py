@@ -92,6 +92,8 @@ def test_registry_rejects_unknown_prefixed_agents(tmp_path) -> None:
         make_agent(f"checkpoint:{tmp_path / 'nothing'}", "kalaha")
     with pytest.raises(ValueError, match="not for"):
         make_agent("pretrained:hus", "kalaha")
+    with pytest.raises(ValueError, match=r"algo= takes \['td', 'td_features', 'td_long'\]"):
+        make_agent("pretrained:backgammon:algo=nope", "backgammon")
 
 
 def test_prefixed_agent_parameters_may_follow_colons_as_well_as_commas() -> None:

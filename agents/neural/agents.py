@@ -60,8 +60,30 @@ def pretrained_path(
         name = f"{name}_{algo}"
     if not path.exists():
         shipped = sorted(p.stem for p in PRETRAINED_DIR.glob("*.safetensors"))
-        raise ValueError(f"no pretrained agent {name!r} for {game}; shipped: {shipped}")
+        message = f"no pretrained agent {name!r} for {game}; shipped: {shipped}"
+        if algo is not None:
+            message += f" (algo= takes {_shipped_algos(pretrained_name(game, game_options))} here)"
+        raise ValueError(message)
     return path
+
+
+def _shipped_algos(name: str) -> list[str]:
+    """The ``algo=`` values that reach a shipped agent of the board whose default file is
+    ``name``: the default's algorithm and each ``<name>_<algo>`` file of the same rules options
+    (``kalaha_6x4`` is another board, not an ``algo`` of ``kalaha``)."""
+
+    def options(stem: str) -> dict[str, Any]:
+        sidecar = PRETRAINED_DIR / f"{stem}.json"
+        recorded = (
+            json.loads(sidecar.read_text()).get("game_options", {}) if sidecar.exists() else {}
+        )
+        return {k: v for k, v in recorded.items() if k not in BOOKKEEPING_OPTIONS}
+
+    algos = {_shipped_algorithm(PRETRAINED_DIR / f"{name}.safetensors")} - {None}
+    for path in PRETRAINED_DIR.glob(f"{name}_*.safetensors"):
+        if options(path.stem) == options(name):
+            algos.add(path.stem.removeprefix(f"{name}_"))
+    return sorted(algos)
 
 
 def _shipped_algorithm(path: Path) -> str | None:
@@ -72,11 +94,16 @@ def _shipped_algorithm(path: Path) -> str | None:
     return json.loads(sidecar.read_text()).get("algorithm")
 
 
+#: env options that only change bookkeeping, not the position: an agent trained with other
+#: values plays the same game
+BOOKKEEPING_OPTIONS = frozenset(
+    {"reward", "max_turns", "random_start", "render_mode", "illegal_action"}
+)
+
+
 def _check_options(ckpt_options: dict[str, Any], options: dict[str, Any], where: str) -> None:
-    # Options that only change bookkeeping, not the position, may differ.
-    ignored = {"reward", "max_turns", "random_start", "render_mode", "illegal_action"}
     for key, value in options.items():
-        if key in ignored:
+        if key in BOOKKEEPING_OPTIONS:
             continue
         if key in ckpt_options and ckpt_options[key] != value:
             raise ValueError(
