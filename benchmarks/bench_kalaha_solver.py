@@ -261,11 +261,12 @@ def solve_boards(args: argparse.Namespace, results: dict) -> None:
             row = None
             for db_stones in args.db_stones:
                 print(f"Kalah({pits},{seeds}) {rules}: database up to {db_stones} stones")
-                need = planned_gib(pits, db_stones, tt_bits(args, pits, seeds))
+                bits = tt_bits(args, pits, seeds)
+                need = planned_gib(pits, db_stones, bits)
                 if need > args.max_memory_gib:
                     why = (
                         f"Kalah({pits},{seeds}) {rules} not solved: it would hold about "
-                        f"{need:.1f} GiB (table 2^{tt_bits(args, pits, seeds)} x 32 B, "
+                        f"{need:.1f} GiB (table 2^{bits} x {TABLE_ROW_BYTES} B, "
                         f"{db_stones}-stone database), over --max-memory-gib {args.max_memory_gib:g}"
                     )
                     print(f"  {why}")

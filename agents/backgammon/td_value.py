@@ -627,11 +627,9 @@ def load_td_net(name: str) -> tuple[TDArch, dict[str, np.ndarray], int]:
 
     try:
         if name.startswith("pretrained:"):
-            from spieltisch.agents.neural.agents import pretrained_path
-            from spieltisch.agents.registry import parse_agent_name
+            from spieltisch.agents.neural.agents import pretrained_path, split_parameters
 
-            game, _, options = name.removeprefix("pretrained:").partition(":")
-            params = parse_agent_name(f"x:{options}")[1] if options else {}
+            game, params = split_parameters("pretrained", name.removeprefix("pretrained:"))
             if game != "backgammon" or set(params) - {"algo"}:
                 raise ValueError(
                     "the shipped TD value nets are pretrained:backgammon[:algo=ALGORITHM]"

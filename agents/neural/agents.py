@@ -72,26 +72,28 @@ def _shipped_algos(name: str) -> list[str]:
     ``name``: the default's algorithm and each ``<name>_<algo>`` file of the same rules options
     (``kalaha_6x4`` is another board, not an ``algo`` of ``kalaha``)."""
 
-    def options(stem: str) -> dict[str, Any]:
-        sidecar = PRETRAINED_DIR / f"{stem}.json"
-        recorded = (
-            json.loads(sidecar.read_text()).get("game_options", {}) if sidecar.exists() else {}
-        )
+    def position_options(path: Path) -> dict[str, Any]:
+        recorded = _shipped_meta(path).get("game_options", {})
         return {k: v for k, v in recorded.items() if k not in BOOKKEEPING_OPTIONS}
 
-    algos = {_shipped_algorithm(PRETRAINED_DIR / f"{name}.safetensors")} - {None}
+    default = PRETRAINED_DIR / f"{name}.safetensors"
+    board = position_options(default)
+    algos = {_shipped_algorithm(default)} - {None}
     for path in PRETRAINED_DIR.glob(f"{name}_*.safetensors"):
-        if options(path.stem) == options(name):
+        if position_options(path) == board:
             algos.add(path.stem.removeprefix(f"{name}_"))
     return sorted(algos)
 
 
+def _shipped_meta(path: Path) -> dict[str, Any]:
+    """The metadata recorded beside a shipped checkpoint (empty if there is none)."""
+    sidecar = path.with_suffix(".json")
+    return json.loads(sidecar.read_text()) if sidecar.exists() else {}
+
+
 def _shipped_algorithm(path: Path) -> str | None:
     """The training algorithm recorded beside a shipped checkpoint (None if not shipped)."""
-    sidecar = path.with_suffix(".json")
-    if not sidecar.exists():
-        return None
-    return json.loads(sidecar.read_text()).get("algorithm")
+    return _shipped_meta(path).get("algorithm")
 
 
 #: env options that only change bookkeeping, not the position: an agent trained with other
@@ -112,7 +114,7 @@ def _check_options(ckpt_options: dict[str, Any], options: dict[str, Any], where:
             )
 
 
-def _split_parameters(prefix: str, value: str) -> tuple[str, dict[str, Any]]:
+def split_parameters(prefix: str, value: str) -> tuple[str, dict[str, Any]]:
     """``value`` (of ``prefix:value``) without its trailing ``KEY=VALUE,...`` groups, and their
     parameters in the order written. The groups may be split by colons as well as commas
     (``backgammon:algo=td_long:ply=2`` is ``backgammon:algo=td_long,ply=2``); a parameter
@@ -146,7 +148,7 @@ def make_prefixed_agent(
     :data:`agents.registry.PREFIX_AGENT_MODULES`). ``checkpoint_root``: the folder a
     ``checkpoint:`` path must lie in (see :func:`~.checkpoint.load_checkpoint`); the shipped
     ``pretrained:`` agents are always loaded from inside their own folder."""
-    value, params = _split_parameters(prefix, value)
+    value, params = split_parameters(prefix, value)
     # ply, keep, cube, cube_life: TD value nets (cube: agents/backgammon/cube.py); weight: HiLo
     # search (agents/hilo/search.py); sims: Gumbel search (dets: its HiLo determinizations);
     # algo: which shipped agent (pretrained:)
