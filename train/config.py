@@ -284,6 +284,11 @@ class AlphaZeroConfig(RunConfig):
     """Kalaha and Hus: C > 0 feeds each observed count of stones to the network one-hot over
     0..C-1 (C-1: that many or more) beside its scaled value, so where a pit's stones land is
     a lookup for the first layer; 0: the scaled counts alone"""
+    features: str = ""
+    """input features the network reads beside the observation, computed by the game's kernels
+    (agents/neural/features.py): "hus_moves" (Hus) gives, for each of the 16 actions, whether it
+    is legal, the stones it captures, whether it wins at once and the opponent's replies after
+    it; "": none"""
 
     value_per_seat: bool = False
     """False: the value head predicts the mover's result and the search gives every other seat
@@ -614,6 +619,16 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'count_bins' must be in [0, 1000], got {cfg.count_bins}")
     if cfg.count_bins and cfg.game not in ("kalaha", "hus"):
         raise ConfigError(f"{source}: key 'count_bins' is for the stone counts of kalaha and hus")
+    if cfg.features:
+        from spieltisch.agents.neural.features import FEATURE_SETS
+
+        known = FEATURE_SETS.get(cfg.features)
+        if known is None or known.game != cfg.game:
+            names = [name for name, f in FEATURE_SETS.items() if f.game == cfg.game]
+            raise ConfigError(
+                f"{source}: key 'features' {cfg.features!r} is not a feature set of "
+                f"{cfg.game} (its feature sets: {names}, or '' for none)"
+            )
     if cfg.lr_final is not None and not 0 < cfg.lr_final <= cfg.lr:
         raise ConfigError(f"{source}: key 'lr_final' must be in (0, lr], got {cfg.lr_final}")
     if not cfg.hidden or any(h < 1 for h in cfg.hidden):

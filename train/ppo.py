@@ -130,6 +130,7 @@ def make_arch(cfg: PPOConfig, games: BatchedGame) -> PolicyArch:
         residual_blocks=getattr(cfg, "residual_blocks", 0),  # AlphaZero's configs have them
         count_bins=getattr(cfg, "count_bins", 0),
         value_outputs=games.num_players if getattr(cfg, "value_per_seat", False) else 1,
+        features=getattr(cfg, "features", ""),
     )
 
 

@@ -40,7 +40,13 @@ from typing import Any
 import numba
 import numpy as np
 from spieltisch.agents.base import Agent, legal_actions_of
-from spieltisch.envs.hus.rules import DEFAULT_MAX_SOWN, play_pit
+from spieltisch.envs.hus.rules import (
+    DEFAULT_MAX_SOWN,
+    NUM_ACTIONS,
+    OUTCOME_FEATURES,
+    move_outcomes,
+    play_pit,
+)
 from spieltisch.envs.hus.rules import final_result as hus_final_result
 from spieltisch.envs.hus.rules import observe as hus_observe
 from spieltisch.envs.hus.rules import unpack_move as hus_unpack_move
@@ -57,6 +63,8 @@ INF = 1 << 30
 VALUE_SCALE = 10_000
 KALAHA = 0
 HUS = 1
+#: inputs of the ``hus_moves`` feature set (agents/neural/features.py)
+HUS_MOVE_FEATURES = NUM_ACTIONS * OUTCOME_FEATURES
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
 
@@ -101,8 +109,8 @@ def _terminal_value(kind: int, board: np.ndarray, player: int, next_player: int)
 
 
 #: what the compiled search reads to score its horizon: layer sizes, weights, scratch, the
-#: input encoding (observation size, one-hot bins per count) and how finished games are scored
-#: (``(margin_weight, margin_scale)``, see :func:`_finished_value`); empty arrays
+#: input encoding (observation size, one-hot bins per count, feature inputs) and how finished
+#: games are scored (``(margin_weight, margin_scale)``, see :func:`_finished_value`); empty arrays
 #: (:func:`static_leaf_evaluator`) mean the static value
 NetTuple = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -111,7 +119,7 @@ def static_leaf_evaluator() -> NetTuple:
     """No network: the search scores its horizon with the static value."""
     return (
         np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((2, 0), np.float32),
-        np.zeros(2, np.int64), np.zeros(0, np.float64),
+        np.zeros(3, np.int64), np.zeros(0, np.float64),
     )  # fmt: skip
 
 
@@ -122,12 +130,16 @@ def net_leaf_evaluator(
     count_bins: int = 0,
     margin_weight: float = 0.0,
     margin_scale: float = 1.0,
+    features: int = 0,
 ) -> NetTuple:
     """A tanh MLP value net (``layers`` = (weight (out, in), bias) per layer, the last one
     the value head; every layer is followed by tanh) as the arrays the compiled search reads:
     its input is the mover's observation (the env's, ``observation_size`` long, from the rules'
     ``observe`` kernel) divided by ``scale``, followed with ``count_bins`` C > 0 by each count
     one-hot over 0..C-1 (as :meth:`~spieltisch.agents.neural.policy.PolicyNet.inputs`).
+    ``features`` > 0 (Hus only): that many move-outcome inputs
+    (:func:`~spieltisch.envs.hus.rules.move_outcomes`, the ``hus_moves`` feature set) follow the
+    observation, before the one-hot counts.
 
     ``margin_weight`` w and ``margin_scale``: the value the net was trained to predict for a
     finished game (``game_outcome``: ``(1 - w) * result + w * clip(margin / margin_scale, -1,
@@ -138,7 +150,11 @@ def net_leaf_evaluator(
             f"{margin_scale}"
         )
     sizes = [layers[0][0].shape[1]] + [w.shape[0] for w, _ in layers]
-    if sizes[-1] != 1 or sizes[0] != observation_size * (1 + count_bins):
+    if features not in (0, HUS_MOVE_FEATURES):
+        raise ValueError(
+            f"features: 0 or {HUS_MOVE_FEATURES} (Hus's move outcomes), got {features}"
+        )
+    if sizes[-1] != 1 or sizes[0] != observation_size * (1 + count_bins) + features:
         raise ValueError(f"not a value net over this observation: layer sizes {sizes}")
     params = []
     for k, (w, b) in enumerate(layers):
@@ -148,7 +164,8 @@ def net_leaf_evaluator(
         params += [w.ravel(), np.asarray(b, np.float32).ravel()]
     return (
         np.asarray(sizes, np.int64), np.concatenate(params).astype(np.float32),
-        np.zeros((2, max(sizes)), np.float32), np.array([observation_size, count_bins], np.int64),
+        np.zeros((2, max(sizes)), np.float32),
+        np.array([observation_size, count_bins, features], np.int64),
         np.array([margin_weight, margin_scale], np.float64),
     )  # fmt: skip
 
@@ -184,13 +201,16 @@ def _net_value(kind: int, board: np.ndarray, mover: int, net: NetTuple) -> float
         kalaha_observe(board, mover, x)
     else:
         hus_observe(board, mover, x)
-    n_obs, bins = encoding[0], encoding[1]
+    n_obs, bins, n_feat = encoding[0], encoding[1], encoding[2]
+    if n_feat > 0:  # Hus's move outcomes, after the observation (as PolicyNet.inputs)
+        move_outcomes(board, mover, DEFAULT_MAX_SOWN, x[n_obs : n_obs + n_feat])
+    n_dense = n_obs + n_feat
     offset = 0
     for layer in range(sizes.shape[0] - 1):
         n_in = sizes[layer]
         n_out = sizes[layer + 1]
         bias = offset + n_in * n_out
-        dense = n_obs if layer == 0 and bins > 0 else n_in  # one-hot inputs: one column each
+        dense = n_dense if layer == 0 and bins > 0 else n_in  # one-hot inputs: one column each
         for o in range(n_out):
             weights = params[offset + o * n_in : offset + (o + 1) * n_in]  # contiguous: SIMD
             acc = params[bias + o]
@@ -198,7 +218,7 @@ def _net_value(kind: int, board: np.ndarray, mover: int, net: NetTuple) -> float
                 acc += weights[i] * x[i]
             if dense < n_in:
                 for i in range(n_obs):
-                    acc += weights[n_obs + i * bins + min(max(int(x[i]), 0), bins - 1)]
+                    acc += weights[n_dense + i * bins + min(max(int(x[i]), 0), bins - 1)]
             y[o] = acc
         for o in range(n_out):
             y[o] = _tanh(y[o])

@@ -300,6 +300,11 @@ def export_checkpoint(ckpt: Checkpoint, out: str | os.PathLike, source: str = ""
             net = ckpt.policy()
         except CheckpointError as err:
             raise OnnxExportError(f"not a network: {err}") from err
+        if net.arch.features:
+            raise OnnxExportError(
+                f"{ckpt._where()}: a network with input features ({net.arch.features!r}, "
+                "computed by the game's kernels outside the network) has no ONNX export yet"
+            )
         graph, meta = _policy_graph(net)
         about = f"{game} policy-value network"
         meta["observation_description"] = observation_description(game)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 from spieltisch.agents.base import Agent, legal_actions_of
+from spieltisch.agents.neural.features import feature_set
 from torch import nn
 
 #: the logit of an illegal action: finite (no inf - inf = NaN), yet exp() of it is exactly 0
@@ -41,15 +42,25 @@ class PolicyArch:
     #: reward per seat, from the mover on in turn order (output 0 is the mover's, so every
     #: reader of the mover's value alone reads output 0)
     value_outputs: int = 1
+    #: a feature set of :mod:`.features` the trunk reads after the scaled observation (e.g.
+    #: ``hus_moves``: what each action would capture); "": none
+    features: str = ""
+
+    @property
+    def feature_width(self) -> int:
+        return feature_set(self.features).width if self.features else 0
 
     @property
     def input_size(self) -> int:
-        """Width of the trunk's first layer: the scaled observation, plus its one-hot counts."""
-        return self.observation_size * (1 + self.count_bins)
+        """Width of the trunk's first layer: the scaled observation, the features, the one-hot
+        counts."""
+        return self.observation_size * (1 + self.count_bins) + self.feature_width
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["hidden"] = list(self.hidden)
+        if not self.features:
+            del d["features"]  # the records of networks without features stay as they were
         return d
 
     @classmethod
@@ -57,7 +68,8 @@ class PolicyArch:
         """The record of :meth:`to_json`; raises ValueError naming a missing, unknown or bad
         field (sizes must be positive integers, the scale a positive finite number)."""
         known = {"observation_size", "num_actions", "hidden", "observation_scale"}
-        optional = {"residual_blocks", "count_bins", "value_outputs"}  # absent in older ones
+        # absent in older ones
+        optional = {"residual_blocks", "count_bins", "value_outputs", "features"}
         unknown = set(d) - known - optional
         if unknown:
             raise ValueError(f"unknown architecture fields {sorted(unknown)}")
@@ -87,6 +99,9 @@ class PolicyArch:
             raise ValueError(f"value_outputs must be an integer from 1 to 4, got {outputs!r}")
         if bins > 1000:
             raise ValueError(f"count_bins must be at most 1000, got {bins}")
+        features = d.get("features", "")
+        if features:
+            feature_set(features)  # raises, naming the known ones
         return cls(
             d["observation_size"],
             d["num_actions"],
@@ -95,6 +110,7 @@ class PolicyArch:
             blocks,
             bins,
             outputs,
+            features,
         )
 
 
@@ -188,14 +204,17 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.policy_head.bias)
 
     def inputs(self, obs: torch.Tensor) -> torch.Tensor:
-        """What the trunk sees: ``obs / observation_scale``, and with ``count_bins`` C each
-        entry one-hot over 0..C-1 as well (a comparison, so it exports to ONNX as it is)."""
-        scaled = obs / self.arch.observation_scale
-        if not self.arch.count_bins:
-            return scaled
-        capped = obs.clamp(0, self.arch.count_bins - 1)
-        onehot = (capped.unsqueeze(-1) == self.count_values).to(obs.dtype).flatten(-2)
-        return torch.cat([scaled, onehot], dim=-1)
+        """What the trunk sees: ``obs / observation_scale``, then the ``features`` (computed
+        from the observation outside the graph, constants to autograd), and with ``count_bins``
+        C each entry one-hot over 0..C-1 (a comparison, so it exports to ONNX as it is)."""
+        parts = [obs / self.arch.observation_scale]
+        if self.arch.features:
+            extra = feature_set(self.arch.features).compute(obs.detach().cpu().numpy())
+            parts.append(torch.from_numpy(extra).to(device=obs.device, dtype=obs.dtype))
+        if self.arch.count_bins:
+            capped = obs.clamp(0, self.arch.count_bins - 1)
+            parts.append((capped.unsqueeze(-1) == self.count_values).to(obs.dtype).flatten(-2))
+        return parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(masked logits, value)`` for a batch of observations and action masks: the
@@ -281,14 +300,16 @@ class ArrayPolicy:
         self.value_head = weights("value_head")
 
     def inputs(self, obs: np.ndarray) -> np.ndarray:
-        """:meth:`PolicyNet.inputs` (scaled, and one-hot counts with ``count_bins``)."""
-        scaled = obs / np.float32(self.arch.observation_scale)
-        if not self.arch.count_bins:
-            return scaled
-        capped = np.clip(obs, 0, self.arch.count_bins - 1)
-        onehot = capped[..., None] == np.arange(self.arch.count_bins, dtype=obs.dtype)
-        onehot = onehot.reshape(*obs.shape[:-1], -1).astype(obs.dtype)
-        return np.concatenate([scaled, onehot], axis=-1)
+        """:meth:`PolicyNet.inputs` (scaled, the features, one-hot counts with ``count_bins``)."""
+        parts = [obs / np.float32(self.arch.observation_scale)]
+        if self.arch.features:
+            extra = feature_set(self.arch.features).compute(obs.reshape(-1, obs.shape[-1]))
+            parts.append(extra.reshape(*obs.shape[:-1], -1))
+        if self.arch.count_bins:
+            capped = np.clip(obs, 0, self.arch.count_bins - 1)
+            onehot = capped[..., None] == np.arange(self.arch.count_bins, dtype=obs.dtype)
+            parts.append(onehot.reshape(*obs.shape[:-1], -1).astype(obs.dtype))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
 
     def forward_seats(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`PolicyNet.forward_seats`: ``(masked logits, values)`` as float32 arrays."""

@@ -183,6 +183,7 @@ def alphabeta_searcher(
         net.arch.observation_scale,
         net.arch.count_bins,
         *value_margin,
+        features=net.arch.feature_width,
     )
     return searcher
 

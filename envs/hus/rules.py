@@ -301,6 +301,57 @@ def observe(board: np.ndarray, seat: int, out: np.ndarray) -> None:
         out[24 + c] = board[opp + 8 + c]  # the opponent's outer pit behind it
 
 
+#: the outcome features of one action (:func:`move_outcomes`), per action
+OUTCOME_FEATURES = 4
+
+
+@numba.njit(cache=True, nogil=True)
+def move_outcomes(board: np.ndarray, player: int, max_sown: int, out: np.ndarray) -> None:
+    """What each of ``player``'s 16 actions would do, played with :func:`play_pit` on a copy
+    of ``board``: ``out[OUTCOME_FEATURES * a + k]`` is, for action ``a``, k = 0: 1 if legal,
+    1: the opponent's stones it captures / 8, 2: 1 if it wins at once (the opponent is left
+    without a move), 3: the opponent's legal actions after it / 16; all 0 for an illegal action.
+    A network reads these beside the board (``features: hus_moves``): the outcome of a relay
+    sowing is a long computation, not a pattern a small MLP sees in the counts."""
+    opp = 16 * (1 - player)
+    opp_before = 0
+    for i in range(16):
+        opp_before += board[opp + i]
+    legal = legal_bits(board, player)
+    scratch = np.empty_like(board)
+    for a in range(16):
+        row = OUTCOME_FEATURES * a
+        if not (legal >> a) & 1:
+            for k in range(OUTCOME_FEATURES):
+                out[row + k] = 0.0
+            continue
+        scratch[:] = board
+        packed, _, _ = play_pit(scratch, player, a, max_sown)
+        opp_after = 0
+        for i in range(16):
+            opp_after += scratch[opp + i]
+        replies = (packed >> MASK_SHIFT) & 0xFFFF
+        mobility = 0
+        while replies:
+            replies &= replies - 1
+            mobility += 1
+        out[row] = 1.0
+        out[row + 1] = (opp_before - opp_after) / 8.0
+        out[row + 2] = 1.0 if packed & TERMINAL_BIT else 0.0
+        out[row + 3] = mobility / 16.0
+
+
+@numba.njit(cache=True, nogil=True)
+def board_of_observation(obs: np.ndarray, board: np.ndarray) -> None:
+    """The board ``observe(board, 0, obs)`` was written from (the inverse of :func:`observe`:
+    the observing seat becomes seat 0; the observation holds every pit)."""
+    for c in range(8):
+        board[15 - c] = obs[c]
+        board[c] = obs[8 + c]
+        board[16 + 7 - c] = obs[16 + c]
+        board[24 + c] = obs[24 + c]
+
+
 def initial_board() -> np.ndarray:
     """2 stones in every outer pit and in inner columns 4..7 (ring 4..7), for both players."""
     side = np.zeros(PITS, dtype=BOARD_DTYPE)
