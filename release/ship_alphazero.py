@@ -9,7 +9,8 @@ Reads the run's ``best`` (or ``final``) policy and the results of
 ``benchmarks/alphazero_strength.py`` for it (``--strength``; or, for any game, arena reports of
 ``spieltisch eval ... --json FILE`` in which the policy is
 ``checkpoint:<run>/<policy>[:PARAMS]``, ``--arena FILE`` repeatable), and writes
-``benchmarks/results/<name>_alphazero_train.json`` (``--results-dir``): the reproducing command,
+``benchmarks/results/<name>_<ALGO>_train.json`` (``--results-dir``; ALGO: ``--algo``, default
+``alphazero``): the reproducing command,
 training wall and CPU seconds (from the run's ledger ``RUN_DIR/resources.json``, recorded whole,
 unless ``--train-seconds-*`` are given, e.g. for a run that predates it), the machine, the arena
 rows (raw network and with search) and the solver accuracy. ``--ship`` makes the policy
@@ -17,8 +18,9 @@ rows (raw network and with search) and the solver accuracy. ``--ship`` makes the
 name moves to ``<name>_<algo>`` (reachable as ``pretrained:<game>:algo=<algo>``, its recorded
 rows relabelled so), and the AlphaZero policy takes the name with its evaluation and reproducing
 commands in the metadata. ``--ship --beside`` leaves the shipped agent as it is and ships the
-policy as ``<name>_alphazero`` instead (``pretrained:<game>:algo=alphazero``): for a policy that
-does not beat the shipped one.
+policy as ``<name>_<ALGO>`` instead (``pretrained:<game>:algo=<ALGO>``, ``--algo``, default
+``alphazero``): for a policy that does not beat the shipped one, or a variant (``--algo
+alphazero_moves``) beside an AlphaZero default whose recorded rows keep their meaning.
 """
 
 from __future__ import annotations
@@ -66,11 +68,15 @@ def without_the_replaced_agent(
 
 
 def evaluation_rows(
-    strength: dict[str, Any], game: str, rename_opponent: Callable[[str], str] = str
+    strength: dict[str, Any],
+    game: str,
+    rename_opponent: Callable[[str], str] = str,
+    label: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The strength benchmark's matches as shipped evaluation rows (``vs_<opponent>`` for the
-    raw network, ``sims<N>_vs_<opponent>`` with search), in the arena's field names, opponents
-    named by ``rename_opponent`` (the names after the shipped agent they name is moved aside)."""
+    raw network, ``sims<N>_vs_<opponent>`` with search), in the arena's field names, the agent
+    named ``label`` (default ``pretrained:<game>``), opponents named by ``rename_opponent``
+    (the names after the shipped agent they name is moved aside)."""
     from spieltisch.agents.arena.stats import wilson
 
     rows = {}
@@ -78,7 +84,9 @@ def evaluation_rows(
         sims, games = match["sims"], match["games"]
         opponent = rename_opponent(match["opponent"])
         win_low, win_high = wilson(match["wins"], games)
-        agent = f"pretrained:{game}" + (f":sims={sims}" if sims else "")
+        label = label or f"pretrained:{game}"
+        joint = "," if ":" in label.removeprefix("pretrained:") else ":"
+        agent = label + (f"{joint}sims={sims}" if sims else "")
         key = (f"sims{sims}_" if sims else "") + f"vs_{opponent}"
         rows[key] = {
             "agent": agent,
@@ -243,8 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", choices=("best", "final"), default="best")
     parser.add_argument("--ship", action="store_true")
     parser.add_argument(
-        "--beside", action="store_true", help="ship as <name>_alphazero, keep the shipped one"
+        "--beside", action="store_true", help="ship as <name>_<ALGO>, keep the shipped one"
     )
+    parser.add_argument(
+        "--algo", default="alphazero",
+        help="with --beside: ship as <name>_<ALGO>, reached as pretrained:<game>:algo=<ALGO> "
+        "(default alphazero; e.g. alphazero_moves for a variant beside an AlphaZero default)",
+    )  # fmt: skip
     parser.add_argument(
         "--search-value-weight", type=float, default=None,
         help="HiLo: the sampler search's leaf weight chosen for this network (metadata)",
@@ -252,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results-dir", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--pretrained-dir", type=Path, default=ROOT / "agents" / "pretrained")
     args = parser.parse_args(argv)
+    if not args.algo.replace("_", "").isalnum() or args.algo != args.algo.lower():
+        parser.error(f"--algo takes lower-case letters, digits and _, got {args.algo!r}")
+    if args.algo != "alphazero" and not args.beside:
+        parser.error("--algo names the agent shipped --beside the default")
 
     from spieltisch.agents.arena import machine_info
     from spieltisch.agents.neural.agents import pretrained_name
@@ -269,13 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     if ckpt.meta.get("algorithm") != "alphazero":
         parser.error(f"{args.run_dir / args.policy} was not trained by algorithm alphazero")
     name = pretrained_name(game, options)
-    label = f"pretrained:{game}" + (":algo=alphazero" if args.beside else "")
+    label = f"pretrained:{game}" + (f":algo={args.algo}" if args.beside else "")
     old_algo = shipped_algorithm(args.pretrained_dir, name)
     moved = not args.beside and args.ship and old_algo not in (None, "alphazero")
     rename = renamer(game, old_algo) if moved else str  # opponents named as after the move
     if args.strength is not None:
         strength = json.loads(args.strength.read_text())
-        evaluation = evaluation_rows(strength, game, rename)
+        evaluation = evaluation_rows(strength, game, rename, label)
     else:
         reports = [json.loads(path.read_text()) for path in args.arena]
         evaluation = {k: v for r in reports for k, v in arena_rows(r, label, rename).items()}
@@ -301,13 +318,13 @@ def main(argv: list[str] | None = None) -> int:
         "strength_command": strength["command"],
         "machine": machine_info(),
     }
-    out = args.results_dir / f"{name}_alphazero_train.json"
+    out = args.results_dir / f"{name}_{args.algo}_train.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {out}")
     if args.ship:
         if args.beside:
-            name = f"{name}_alphazero"
+            name = f"{name}_{args.algo}"
         else:
             move_aside(args.pretrained_dir, name, game)
         meta = own_meta(ckpt.meta)

@@ -319,6 +319,22 @@ def test_release_ship_alphazero_from_arena_reports_beside_the_shipped_agent(
     assert row["agent"] == "pretrained:kalaha:algo=alphazero,sims=2"
     assert row["games"] == 2 and "--seeds 1" in row["command"]
     assert not (pretrained / "kalaha.json").exists()  # nothing else shipped or moved
+    # --algo names a variant shipped beside (an AlphaZero default keeps its recorded rows)
+    _run(
+        RELEASE / "ship_alphazero.py", run, "--policy", "final", "--arena", report,
+        "--command", "spieltisch train configs/kalaha_alphazero.yaml", "--algo", "alphazero_moves",
+        "--results-dir", tmp_path, "--pretrained-dir", pretrained, "--ship", "--beside",
+    )  # fmt: skip
+    variant = load_checkpoint(pretrained / "kalaha_alphazero_moves", "kalaha", root=pretrained)
+    row = variant.meta["evaluation"]["sims2_vs_random"]
+    assert row["agent"] == "pretrained:kalaha:algo=alphazero_moves,sims=2"
+    assert (tmp_path / "kalaha_alphazero_moves_train.json").exists()
+    refused = subprocess.run(
+        [sys.executable, RELEASE / "ship_alphazero.py", run, "--arena", report, "--command", "x",
+         "--algo", "moves", "--results-dir", tmp_path],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode != 0 and "--algo names the agent shipped --beside" in refused.stderr
 
 
 def test_release_promote_alphazero_swaps_the_default_and_renames_every_row(
@@ -464,6 +480,10 @@ def test_release_ship_alphazero_leaves_out_matches_against_the_agent_it_replaces
     assert list(ship_alphazero.without_the_replaced_agent(over_ppo, "hus")) == [
         "vs_pretrained:hus:algo=ppo"
     ]
+    beside = ship_alphazero.evaluation_rows(strength, "hus", label="pretrained:hus:algo=x")
+    assert [row["agent"] for row in beside.values()][:2] == [
+        "pretrained:hus:algo=x", "pretrained:hus:algo=x,sims=32"
+    ]  # fmt: skip
 
 
 def test_backgammon_lookahead_append_replaces_rows_measured_again():
