@@ -14,7 +14,7 @@ from spieltisch.agents.arena import evaluate
 from spieltisch.agents.mancala.alphabeta import HUS as HUS_KIND
 from spieltisch.agents.mancala.alphabeta import _net_value, net_leaf_evaluator
 from spieltisch.agents.neural.checkpoint import load_checkpoint
-from spieltisch.agents.neural.features import feature_set, hus_moves
+from spieltisch.agents.neural.features import feature_set, hus_moves, hus_moves_threats
 from spieltisch.agents.neural.onnx_export import OnnxExportError, export_checkpoint
 from spieltisch.agents.neural.policy import ArrayPolicy, PolicyArch, PolicyNet
 from spieltisch.agents.neural.value_search import value_layers
@@ -74,6 +74,10 @@ def test_move_outcomes_match_the_engine_and_the_observation_over_random_games():
             out = outcomes_of(state)
             observe(state.board, seat, obs)
             assert np.array_equal(hus_moves(obs[None])[0], out.ravel())  # from the view alone
+            threats = np.zeros(64, np.float32)  # the opponent's, as if it moved now
+            move_outcomes(state.board, 1 - seat, DEFAULT_MAX_SOWN, threats)
+            both = hus_moves_threats(obs[None])[0]
+            assert np.array_equal(both[:64], out.ravel()) and np.array_equal(both[64:], threats)
             legal = set(state.legal_actions())
             for action in range(16):
                 if action not in legal:
@@ -90,10 +94,11 @@ def test_move_outcomes_match_the_engine_and_the_observation_over_random_games():
     assert positions > 1000
 
 
-def test_the_three_readers_of_a_network_with_features_agree():
+@pytest.mark.parametrize(("features", "width"), [("hus_moves", 64), ("hus_moves_threats", 128)])
+def test_the_three_readers_of_a_network_with_features_agree(features, width):
     torch.manual_seed(0)
-    arch = PolicyArch(32, 16, (24, 16), 4.0, count_bins=5, features="hus_moves")
-    assert arch.input_size == 32 * 6 + 64
+    arch = PolicyArch(32, 16, (24, 16), 4.0, count_bins=5, features=features)
+    assert arch.input_size == 32 * 6 + width
     assert PolicyArch.from_json(arch.to_json()) == arch
     net = PolicyNet(arch).eval()
     rng = random.Random(1)
@@ -113,11 +118,11 @@ def test_the_three_readers_of_a_network_with_features_agree():
     array_logits, array_values = ArrayPolicy([net]).forward_seats(obs, mask)
     np.testing.assert_allclose(array_logits, logits.numpy(), atol=1e-5)
     np.testing.assert_allclose(array_values, values.numpy(), atol=1e-5)
-    leaf = net_leaf_evaluator(value_layers(net), 32, 4.0, 5, features=64)
+    leaf = net_leaf_evaluator(value_layers(net), 32, 4.0, 5, features=width)
     compiled = [_net_value(HUS_KIND, board, mover, leaf) for board, mover in boards]
     np.testing.assert_allclose(compiled, values.numpy()[:, 0], atol=1e-5)
     with torch.no_grad():  # the features count: with their columns zeroed the values differ
-        net.trunk[0].weight[:, 32:96] = 0  # the feature columns (after the 32 scaled counts)
+        net.trunk[0].weight[:, 32 : 32 + width] = 0  # the features, after the 32 scaled counts
         _, blind = net.forward_seats(torch.from_numpy(obs), torch.from_numpy(mask))
     assert not torch.allclose(blind, values)
 
@@ -131,9 +136,9 @@ def test_bad_feature_names_are_refused():
     assert "features" not in PolicyArch(32, 16).to_json()  # older records stay as they were
     with pytest.raises(ConfigError, match="'features' 'hus_moves' is not a feature set of kalaha"):
         build_config({"game": "kalaha", "algorithm": "alphazero"}, ["features=hus_moves"])
-    with pytest.raises(ConfigError, match="its feature sets: \\['hus_moves'\\]"):
+    with pytest.raises(ConfigError, match=r"its feature sets: \[.hus_moves., .hus_moves_threats."):
         build_config({"game": "hus", "algorithm": "alphazero"}, ["features=captures"])
-    with pytest.raises(ValueError, match="features: 0 or 64"):
+    with pytest.raises(ValueError, match=r"features: 0, 64 .* or 128"):
         net_leaf_evaluator([(np.zeros((1, 40)), np.zeros(1))], 32, 4.0, features=8)
 
 

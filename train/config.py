@@ -288,7 +288,7 @@ class AlphaZeroConfig(RunConfig):
     """input features the network reads beside the observation, computed by the game's kernels
     (agents/neural/features.py): "hus_moves" (Hus) gives, for each of the 16 actions, whether it
     is legal, the stones it captures, whether it wins at once and the opponent's replies after
-    it; "": none"""
+    it; "hus_moves_threats" adds the same for the opponent as if it moved now; "": none"""
 
     value_per_seat: bool = False
     """False: the value head predicts the mover's result and the search gives every other seat

@@ -138,8 +138,8 @@ def net_leaf_evaluator(
     ``observe`` kernel) divided by ``scale``, followed with ``count_bins`` C > 0 by each count
     one-hot over 0..C-1 (as :meth:`~spieltisch.agents.neural.policy.PolicyNet.inputs`).
     ``features`` > 0 (Hus only): that many move-outcome inputs
-    (:func:`~spieltisch.envs.hus.rules.move_outcomes`, the ``hus_moves`` feature set) follow the
-    observation, before the one-hot counts.
+    (:func:`~spieltisch.envs.hus.rules.move_outcomes`; 64: the ``hus_moves`` feature set, 128:
+    ``hus_moves_threats``) follow the observation, before the one-hot counts.
 
     ``margin_weight`` w and ``margin_scale``: the value the net was trained to predict for a
     finished game (``game_outcome``: ``(1 - w) * result + w * clip(margin / margin_scale, -1,
@@ -150,9 +150,10 @@ def net_leaf_evaluator(
             f"{margin_scale}"
         )
     sizes = [layers[0][0].shape[1]] + [w.shape[0] for w, _ in layers]
-    if features not in (0, HUS_MOVE_FEATURES):
+    if features not in (0, HUS_MOVE_FEATURES, 2 * HUS_MOVE_FEATURES):
         raise ValueError(
-            f"features: 0 or {HUS_MOVE_FEATURES} (Hus's move outcomes), got {features}"
+            f"features: 0, {HUS_MOVE_FEATURES} (Hus's move outcomes) or "
+            f"{2 * HUS_MOVE_FEATURES} (and the opponent's), got {features}"
         )
     if sizes[-1] != 1 or sizes[0] != observation_size * (1 + count_bins) + features:
         raise ValueError(f"not a value net over this observation: layer sizes {sizes}")
@@ -202,8 +203,16 @@ def _net_value(kind: int, board: np.ndarray, mover: int, net: NetTuple) -> float
     else:
         hus_observe(board, mover, x)
     n_obs, bins, n_feat = encoding[0], encoding[1], encoding[2]
-    if n_feat > 0:  # Hus's move outcomes, after the observation (as PolicyNet.inputs)
-        move_outcomes(board, mover, DEFAULT_MAX_SOWN, x[n_obs : n_obs + n_feat])
+    # Hus's move outcomes (the mover's, then the opponent's as if it moved now), after the
+    # observation, as PolicyNet.inputs reads them
+    for k in range(n_feat // HUS_MOVE_FEATURES):
+        first = n_obs + k * HUS_MOVE_FEATURES
+        move_outcomes(
+            board,
+            mover if k == 0 else 1 - mover,
+            DEFAULT_MAX_SOWN,
+            x[first : first + HUS_MOVE_FEATURES],
+        )
     n_dense = n_obs + n_feat
     offset = 0
     for layer in range(sizes.shape[0] - 1):

@@ -7,9 +7,10 @@ own kernels. They are inputs, not rules: the rules stay in the engines.
 
 ``hus_moves``: what each of the mover's 16 actions would do (:func:`~spieltisch.envs.hus.rules.
 move_outcomes`: legal, stones captured / 8, wins at once, the opponent's legal actions after it /
-16), 64 inputs. In Hus a move's outcome comes from relay sowing round a ring, a long computation
-an MLP over the counts does not learn (the raw AlphaZero network stayed near 31% against
-``alphabeta:depth=3`` from 6M to 12M positions).
+16), 64 inputs. ``hus_moves_threats``: those, then the opponent's 64 as if it moved now (which
+of the mover's stones it threatens), 128 inputs. In Hus a move's outcome comes from relay
+sowing round a ring, a long computation an MLP over the counts does not learn (the raw
+AlphaZero network stayed near 31% against ``alphabeta:depth=3`` from 6M to 12M positions).
 """
 
 from __future__ import annotations
@@ -28,22 +29,37 @@ from spieltisch.envs.hus.rules import (
     move_outcomes,
 )
 
+#: inputs of one seat's move outcomes
+HUS_MOVES_WIDTH = NUM_ACTIONS * OUTCOME_FEATURES
+
 
 @numba.njit(cache=True, nogil=True)
-def _hus_move_rows(obs: np.ndarray, out: np.ndarray) -> None:
+def _hus_move_rows(obs: np.ndarray, out: np.ndarray, seats: int) -> None:
     board = np.zeros(32, dtype=BOARD_DTYPE)
     for n in range(obs.shape[0]):
-        board_of_observation(obs[n], board)
-        move_outcomes(board, 0, DEFAULT_MAX_SOWN, out[n])
+        board_of_observation(obs[n], board)  # the mover is seat 0 of this board
+        for seat in range(seats):
+            row = out[n, seat * HUS_MOVES_WIDTH : (seat + 1) * HUS_MOVES_WIDTH]
+            move_outcomes(board, seat, DEFAULT_MAX_SOWN, row)
+
+
+def _hus_rows(obs: np.ndarray, seats: int) -> np.ndarray:
+    obs = np.ascontiguousarray(obs, dtype=np.float32).reshape(-1, 32)
+    out = np.empty((obs.shape[0], seats * HUS_MOVES_WIDTH), dtype=np.float32)
+    _hus_move_rows(obs, out, seats)
+    return out
 
 
 def hus_moves(obs: np.ndarray) -> np.ndarray:
     """``[n, 64]`` float32 move-outcome features of ``n`` Hus observations ``[n, 32]`` (each the
     mover's, as ``hus_v0`` gives them; the sowing limit is the rules' default)."""
-    obs = np.ascontiguousarray(obs, dtype=np.float32).reshape(-1, 32)
-    out = np.empty((obs.shape[0], NUM_ACTIONS * OUTCOME_FEATURES), dtype=np.float32)
-    _hus_move_rows(obs, out)
-    return out
+    return _hus_rows(obs, 1)
+
+
+def hus_moves_threats(obs: np.ndarray) -> np.ndarray:
+    """``[n, 128]``: :func:`hus_moves`, then the same 64 for the opponent as if it moved now
+    (which of the mover's stones it threatens to capture)."""
+    return _hus_rows(obs, 2)
 
 
 @dataclass(frozen=True)
@@ -57,7 +73,8 @@ class FeatureSet:
 
 #: every feature set, by the name ``PolicyArch.features`` and the ``features`` config key take
 FEATURE_SETS: dict[str, FeatureSet] = {
-    "hus_moves": FeatureSet("hus", NUM_ACTIONS * OUTCOME_FEATURES, hus_moves),
+    "hus_moves": FeatureSet("hus", HUS_MOVES_WIDTH, hus_moves),
+    "hus_moves_threats": FeatureSet("hus", 2 * HUS_MOVES_WIDTH, hus_moves_threats),
 }
 
 
