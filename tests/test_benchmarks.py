@@ -265,6 +265,29 @@ def test_release_record_eval_records_an_arena_report(tmp_path, recorded_files_un
     for path in (pretrained / "hus.json", results / "hus_ppo_train.json"):
         row = json.loads(path.read_text())["evaluation"]["vs_random"]
         assert row["command"] == command and row["games"] == 2 and row["seconds"] == 1.5
+    # an agent shipped beside the default (algo=X): its own files, the default's left alone
+    for name in ("hus_alphazero_moves.json", "hus_alphazero_moves_train.json"):
+        folder, source = (pretrained, "agents/pretrained") if "train" not in name else (
+            results, "benchmarks/results")  # fmt: skip
+        (folder / name).write_text((ROOT / source / name).read_text())
+    before = (pretrained / "hus.json").read_text()
+    agent = "pretrained:hus:algo=alphazero_moves,search=1"
+    subprocess.run(
+        [sys.executable, *cli[:5], agent, "random", "--seeds", "1", "--json", str(report),
+         "--no-progress"],
+        cwd=ROOT, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    _run(
+        RELEASE / "record_eval.py", report, "--command", "c2", "--seconds", "2",
+        "--pretrained-dir", pretrained, "--results-dir", results,
+    )  # fmt: skip
+    for path in (
+        pretrained / "hus_alphazero_moves.json",
+        results / "hus_alphazero_moves_train.json",
+    ):
+        row = json.loads(path.read_text())["evaluation"]["search1_vs_random"]
+        assert row["agent"] == agent and row["command"] == "c2" and row["games"] == 2
+    assert (pretrained / "hus.json").read_text() == before
 
 
 def test_release_derive_pubeval_weights_reproduces_the_shipped_data(tmp_path):
