@@ -42,8 +42,7 @@ import numpy as np
 from spieltisch.agents.base import Agent, legal_actions_of
 from spieltisch.envs.hus.rules import (
     DEFAULT_MAX_SOWN,
-    NUM_ACTIONS,
-    OUTCOME_FEATURES,
+    MOVE_OUTCOMES_WIDTH,
     move_outcomes,
     play_pit,
 )
@@ -63,8 +62,6 @@ INF = 1 << 30
 VALUE_SCALE = 10_000
 KALAHA = 0
 HUS = 1
-#: inputs of the ``hus_moves`` feature set (agents/neural/features.py)
-HUS_MOVE_FEATURES = NUM_ACTIONS * OUTCOME_FEATURES
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
 
@@ -150,10 +147,10 @@ def net_leaf_evaluator(
             f"{margin_scale}"
         )
     sizes = [layers[0][0].shape[1]] + [w.shape[0] for w, _ in layers]
-    if features not in (0, HUS_MOVE_FEATURES, 2 * HUS_MOVE_FEATURES):
+    if features not in (0, MOVE_OUTCOMES_WIDTH, 2 * MOVE_OUTCOMES_WIDTH):
         raise ValueError(
-            f"features: 0, {HUS_MOVE_FEATURES} (Hus's move outcomes) or "
-            f"{2 * HUS_MOVE_FEATURES} (and the opponent's), got {features}"
+            f"features: 0, {MOVE_OUTCOMES_WIDTH} (Hus's move outcomes) or "
+            f"{2 * MOVE_OUTCOMES_WIDTH} (and the opponent's), got {features}"
         )
     if sizes[-1] != 1 or sizes[0] != observation_size * (1 + count_bins) + features:
         raise ValueError(f"not a value net over this observation: layer sizes {sizes}")
@@ -205,13 +202,13 @@ def _net_value(kind: int, board: np.ndarray, mover: int, net: NetTuple) -> float
     n_obs, bins, n_feat = encoding[0], encoding[1], encoding[2]
     # Hus's move outcomes (the mover's, then the opponent's as if it moved now), after the
     # observation, as PolicyNet.inputs reads them
-    for k in range(n_feat // HUS_MOVE_FEATURES):
-        first = n_obs + k * HUS_MOVE_FEATURES
+    for k in range(n_feat // MOVE_OUTCOMES_WIDTH):
+        first = n_obs + k * MOVE_OUTCOMES_WIDTH
         move_outcomes(
             board,
             mover if k == 0 else 1 - mover,
             DEFAULT_MAX_SOWN,
-            x[first : first + HUS_MOVE_FEATURES],
+            x[first : first + MOVE_OUTCOMES_WIDTH],
         )
     n_dense = n_obs + n_feat
     offset = 0

@@ -23,14 +23,10 @@ import numpy as np
 from spieltisch.envs.hus.rules import (
     BOARD_DTYPE,
     DEFAULT_MAX_SOWN,
-    NUM_ACTIONS,
-    OUTCOME_FEATURES,
+    MOVE_OUTCOMES_WIDTH,
     board_of_observation,
     move_outcomes,
 )
-
-#: inputs of one seat's move outcomes
-HUS_MOVES_WIDTH = NUM_ACTIONS * OUTCOME_FEATURES
 
 
 @numba.njit(cache=True, nogil=True)
@@ -39,13 +35,13 @@ def _hus_move_rows(obs: np.ndarray, out: np.ndarray, seats: int) -> None:
     for n in range(obs.shape[0]):
         board_of_observation(obs[n], board)  # the mover is seat 0 of this board
         for seat in range(seats):
-            row = out[n, seat * HUS_MOVES_WIDTH : (seat + 1) * HUS_MOVES_WIDTH]
+            row = out[n, seat * MOVE_OUTCOMES_WIDTH : (seat + 1) * MOVE_OUTCOMES_WIDTH]
             move_outcomes(board, seat, DEFAULT_MAX_SOWN, row)
 
 
 def _hus_rows(obs: np.ndarray, seats: int) -> np.ndarray:
     obs = np.ascontiguousarray(obs, dtype=np.float32).reshape(-1, 32)
-    out = np.empty((obs.shape[0], seats * HUS_MOVES_WIDTH), dtype=np.float32)
+    out = np.empty((obs.shape[0], seats * MOVE_OUTCOMES_WIDTH), dtype=np.float32)
     _hus_move_rows(obs, out, seats)
     return out
 
@@ -73,8 +69,8 @@ class FeatureSet:
 
 #: every feature set, by the name ``PolicyArch.features`` and the ``features`` config key take
 FEATURE_SETS: dict[str, FeatureSet] = {
-    "hus_moves": FeatureSet("hus", HUS_MOVES_WIDTH, hus_moves),
-    "hus_moves_threats": FeatureSet("hus", 2 * HUS_MOVES_WIDTH, hus_moves_threats),
+    "hus_moves": FeatureSet("hus", MOVE_OUTCOMES_WIDTH, hus_moves),
+    "hus_moves_threats": FeatureSet("hus", 2 * MOVE_OUTCOMES_WIDTH, hus_moves_threats),
 }
 
 

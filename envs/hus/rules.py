@@ -303,6 +303,8 @@ def observe(board: np.ndarray, seat: int, out: np.ndarray) -> None:
 
 #: the outcome features of one action (:func:`move_outcomes`), per action
 OUTCOME_FEATURES = 4
+#: the length of :func:`move_outcomes`' output: every action's features
+MOVE_OUTCOMES_WIDTH = NUM_ACTIONS * OUTCOME_FEATURES
 
 
 @numba.njit(cache=True, nogil=True)
