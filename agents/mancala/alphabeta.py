@@ -43,8 +43,8 @@ from spieltisch.agents.base import Agent, legal_actions_of
 from spieltisch.envs.hus.rules import (
     DEFAULT_MAX_SOWN,
     MOVE_OUTCOMES_WIDTH,
-    move_outcomes,
     play_pit,
+    sides_move_outcomes,
 )
 from spieltisch.envs.hus.rules import final_result as hus_final_result
 from spieltisch.envs.hus.rules import observe as hus_observe
@@ -200,16 +200,9 @@ def _net_value(kind: int, board: np.ndarray, mover: int, net: NetTuple) -> float
     else:
         hus_observe(board, mover, x)
     n_obs, bins, n_feat = encoding[0], encoding[1], encoding[2]
-    # Hus's move outcomes (the mover's, then the opponent's as if it moved now), after the
-    # observation, as PolicyNet.inputs reads them
-    for k in range(n_feat // MOVE_OUTCOMES_WIDTH):
-        first = n_obs + k * MOVE_OUTCOMES_WIDTH
-        move_outcomes(
-            board,
-            mover if k == 0 else 1 - mover,
-            DEFAULT_MAX_SOWN,
-            x[first : first + MOVE_OUTCOMES_WIDTH],
-        )
+    if n_feat > 0:  # Hus's move outcomes after the observation, as PolicyNet.inputs reads them
+        sides = n_feat // MOVE_OUTCOMES_WIDTH
+        sides_move_outcomes(board, mover, sides, DEFAULT_MAX_SOWN, x[n_obs : n_obs + n_feat])
     n_dense = n_obs + n_feat
     offset = 0
     for layer in range(sizes.shape[0] - 1):

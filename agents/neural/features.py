@@ -25,24 +25,22 @@ from spieltisch.envs.hus.rules import (
     DEFAULT_MAX_SOWN,
     MOVE_OUTCOMES_WIDTH,
     board_of_observation,
-    move_outcomes,
+    sides_move_outcomes,
 )
 
 
 @numba.njit(cache=True, nogil=True)
-def _hus_move_rows(obs: np.ndarray, out: np.ndarray, seats: int) -> None:
+def _hus_move_rows(obs: np.ndarray, out: np.ndarray, sides: int) -> None:
     board = np.zeros(32, dtype=BOARD_DTYPE)
     for n in range(obs.shape[0]):
         board_of_observation(obs[n], board)  # the mover is seat 0 of this board
-        for seat in range(seats):
-            row = out[n, seat * MOVE_OUTCOMES_WIDTH : (seat + 1) * MOVE_OUTCOMES_WIDTH]
-            move_outcomes(board, seat, DEFAULT_MAX_SOWN, row)
+        sides_move_outcomes(board, 0, sides, DEFAULT_MAX_SOWN, out[n])
 
 
-def _hus_rows(obs: np.ndarray, seats: int) -> np.ndarray:
+def _hus_rows(obs: np.ndarray, sides: int) -> np.ndarray:
     obs = np.ascontiguousarray(obs, dtype=np.float32).reshape(-1, 32)
-    out = np.empty((obs.shape[0], seats * MOVE_OUTCOMES_WIDTH), dtype=np.float32)
-    _hus_move_rows(obs, out, seats)
+    out = np.empty((obs.shape[0], sides * MOVE_OUTCOMES_WIDTH), dtype=np.float32)
+    _hus_move_rows(obs, out, sides)
     return out
 
 

@@ -344,6 +344,18 @@ def move_outcomes(board: np.ndarray, player: int, max_sown: int, out: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True)
+def sides_move_outcomes(
+    board: np.ndarray, mover: int, sides: int, max_sown: int, out: np.ndarray
+) -> None:
+    """:func:`move_outcomes` of ``mover`` into ``out[:MOVE_OUTCOMES_WIDTH]``, and with
+    ``sides`` = 2 those of the opponent as if it moved now after them (which of the mover's
+    stones it threatens): the layout of the ``hus_moves`` / ``hus_moves_threats`` inputs."""
+    for k in range(sides):
+        side = out[k * MOVE_OUTCOMES_WIDTH : (k + 1) * MOVE_OUTCOMES_WIDTH]
+        move_outcomes(board, mover if k == 0 else 1 - mover, max_sown, side)
+
+
+@numba.njit(cache=True, nogil=True)
 def board_of_observation(obs: np.ndarray, board: np.ndarray) -> None:
     """The board ``observe(board, 0, obs)`` was written from (the inverse of :func:`observe`:
     the observing seat becomes seat 0; the observation holds every pit)."""
