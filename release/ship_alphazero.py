@@ -67,6 +67,14 @@ def without_the_replaced_agent(
     return kept
 
 
+def with_params(label: str, params: str) -> str:
+    """``label`` with the agent parameters ``params`` appended (after a comma when ``label``
+    already has one, ``pretrained:hus:algo=x,sims=32``; else after a colon); ``""``: none."""
+    if not params:
+        return label
+    return label + ("," if ":" in label.removeprefix("pretrained:") else ":") + params
+
+
 def evaluation_rows(
     strength: dict[str, Any],
     game: str,
@@ -79,14 +87,13 @@ def evaluation_rows(
     (the names after the shipped agent they name is moved aside)."""
     from spieltisch.agents.arena.stats import wilson
 
+    label = label or f"pretrained:{game}"
     rows = {}
     for match in strength["matches"]:
         sims, games = match["sims"], match["games"]
         opponent = rename_opponent(match["opponent"])
         win_low, win_high = wilson(match["wins"], games)
-        label = label or f"pretrained:{game}"
-        joint = "," if ":" in label.removeprefix("pretrained:") else ":"
-        agent = label + (f"{joint}sims={sims}" if sims else "")
+        agent = with_params(label, f"sims={sims}" if sims else "")
         key = (f"sims{sims}_" if sims else "") + f"vs_{opponent}"
         rows[key] = {
             "agent": agent,
@@ -137,8 +144,7 @@ def arena_rows(
         params = params_of(pair["agent"])
         if params is None:
             continue
-        joint = "," if ":" in label.removeprefix("pretrained:") else ":"
-        agent = label + (joint + params if params else "")
+        agent = with_params(label, params)
         key = (params.replace("=", "").replace(",", "_") + "_" if params else "") + "vs_"
         pair = {**pair, "opponent": rename_opponent(pair["opponent"])}
         if pair.get("opponents"):
