@@ -32,17 +32,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from record_eval import agent_params  # a script beside this one (imported by name)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def pretrained_params(name: str, game: str) -> list[str] | None:
-    """The parameters of a ``pretrained:<game>[:PARAMS]`` agent name (``[]``: none); None for
-    any other name (``pretrained:hilo_4p``, a template ``pretrained:hilo[:...]``)."""
+    """The parameters of a ``pretrained:<game>[:PARAMS]`` agent name (``[]``: none; split at
+    commas or colons as the agents' parser does); None for any other name
+    (``pretrained:hilo_4p``, a template ``pretrained:hilo[:...]``)."""
     prefix = f"pretrained:{game}"
     tail = name[len(prefix) :]
     if not name.startswith(prefix) or (tail and not tail.startswith(":")):
         return None
-    return [p for p in tail.removeprefix(":").split(",") if p]
+    return agent_params(name)
 
 
 def names_shipped_default(agent: str, game: str) -> bool:

@@ -474,6 +474,21 @@ def test_release_ship_alphazero_names_opponents_as_after_the_move():
     assert rename("heuristic") == "heuristic"
 
 
+def test_release_scripts_read_agent_parameters_alike():
+    """Both release scripts split a pretrained agent's parameters at colons and commas, as the
+    agents' parser does, so ``algo=ppo:search=4`` is the PPO agent with search, not the
+    default (it read as one parameter ``algo=ppo:search=4`` and so as no default)."""
+    ship_alphazero = release_module("ship_alphazero")
+    record_eval = release_module("record_eval")
+    for name in ("pretrained:hus:algo=ppo:search=4", "pretrained:hus:algo=ppo,search=4"):
+        assert ship_alphazero.pretrained_params(name, "hus") == ["algo=ppo", "search=4"]
+        assert record_eval.agent_params(name) == ["algo=ppo", "search=4"]
+        assert not ship_alphazero.names_shipped_default(name, "hus")
+    assert ship_alphazero.names_shipped_default("pretrained:hus:search=4", "hus")
+    assert ship_alphazero.pretrained_params("pretrained:hus", "hus") == []
+    assert ship_alphazero.pretrained_params("pretrained:hilo_4p:search=4", "hilo") is None
+
+
 def test_release_ship_alphazero_leaves_out_matches_against_the_agent_it_replaces():
     """Shipped over ``pretrained:hus``, a match against ``pretrained:hus`` would read as the
     new agent against itself: it is left out, the PPO agent's (``algo=ppo``) and the
