@@ -246,11 +246,13 @@ def test_release_record_eval_records_an_arena_report(tmp_path, recorded_files_un
     pretrained, results = tmp_path / "pretrained", tmp_path / "results"
     copies = {
         pretrained / "hus.json": ROOT / "agents" / "pretrained" / "hus.json",
+        results / "hus_alphazero_train.json": BENCHMARKS / "results" / "hus_alphazero_train.json",
         results / "hus_ppo_train.json": BENCHMARKS / "results" / "hus_ppo_train.json",
     }
     for copy, source in copies.items():
-        copy.parent.mkdir()
+        copy.parent.mkdir(exist_ok=True)
         copy.write_text(source.read_text())
+    ppo_results = (results / "hus_ppo_train.json").read_text()
     report = tmp_path / "report.json"
     command = "spieltisch eval hus --agents pretrained:hus random --seeds 1"
     cli = ["-m", "spieltisch.train.cli", "eval", "hus", "--agents", "pretrained:hus", "random"]
@@ -262,9 +264,11 @@ def test_release_record_eval_records_an_arena_report(tmp_path, recorded_files_un
         RELEASE / "record_eval.py", report, "--command", command, "--seconds", "1.5",
         "--pretrained-dir", pretrained, "--results-dir", results,
     )  # fmt: skip
-    for path in (pretrained / "hus.json", results / "hus_ppo_train.json"):
+    # the default (an AlphaZero agent): its metadata and its training results, not the PPO's
+    for path in (pretrained / "hus.json", results / "hus_alphazero_train.json"):
         row = json.loads(path.read_text())["evaluation"]["vs_random"]
         assert row["command"] == command and row["games"] == 2 and row["seconds"] == 1.5
+    assert (results / "hus_ppo_train.json").read_text() == ppo_results
     # an agent shipped beside the default (algo=X): its own files, the default's left alone
     for name in ("hus_alphazero_moves.json", "hus_alphazero_moves_train.json"):
         folder, source = (pretrained, "agents/pretrained") if "train" not in name else (
