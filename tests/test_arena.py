@@ -141,6 +141,24 @@ def test_eval_command_writes_json_markdown_plot(tmp_path, capsys) -> None:
     assert "unknown agent 'nosuch'" in capsys.readouterr().err
 
 
+def test_an_agent_that_cannot_be_made_fails_before_any_game(tmp_path, monkeypatch) -> None:
+    """A bad parameter or a missing checkpoint of the last agent of a round robin is refused
+    before the first pair plays (it failed only when its pair came, after the others' games)."""
+    import spieltisch.agents.arena.evaluation as evaluation
+
+    played = []
+    monkeypatch.setattr(evaluation, "play_table", lambda *a, **k: played.append(a) or [])
+    bad = {
+        "alphabeta:depth=abc": "must be integers",
+        f"checkpoint:{tmp_path}/missing": "does not exist",
+        "greedy:depth=2": "greedy",
+    }
+    for agent, message in bad.items():
+        with pytest.raises(ValueError, match=message):
+            evaluate("kalaha", ["greedy", "random", agent], 2, mode="round-robin")
+    assert played == []
+
+
 def test_parallel_workers_give_the_same_results() -> None:
     one = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=1)
     two = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=2)

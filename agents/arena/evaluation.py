@@ -455,13 +455,18 @@ def evaluate(
 ) -> ArenaReport:
     """Run the arena: ``seeds`` seeds x both seat orders per pair of agents (see
     :func:`pairings`), or, for a HiLo table of more than two players (``mode="table"``), all
-    seat orders of the listed agents. Raises ValueError listing the valid agents for an unknown
-    agent name, before any game starts. ``move_time_limit``, ``first_move_time_limit`` and
+    seat orders of the listed agents. Raises ValueError before any game starts for an agent
+    that cannot be made (an unknown name, listing the valid agents; a bad parameter; a missing
+    checkpoint). ``move_time_limit``, ``first_move_time_limit`` and
     ``fail_fast``: see :func:`play_table`; the report's ``forfeits`` counts the games each agent
     lost by forfeit."""
     options = dict(options or {})
     for spec in agents:
         check_agent_name(spec, game)
+    # Each agent built once here, so a bad parameter or a missing checkpoint fails before the
+    # first game, not after the pairs before it have played (the workers build their own).
+    for spec in dict.fromkeys(agents):
+        make_agent(spec, game, seed=0, game_options=options)
     MoveTimer(move_time_limit, first_move_time_limit)  # bad limits fail before any game
     from spieltisch.envs import make
 
