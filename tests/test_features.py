@@ -5,6 +5,7 @@ network with features trains, loads as an agent and searches; bad names are refu
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -15,7 +16,7 @@ from spieltisch.agents.mancala.alphabeta import HUS as HUS_KIND
 from spieltisch.agents.mancala.alphabeta import _net_value, net_leaf_evaluator
 from spieltisch.agents.neural.checkpoint import load_checkpoint
 from spieltisch.agents.neural.features import feature_set, hus_moves, hus_moves_threats
-from spieltisch.agents.neural.onnx_export import OnnxExportError, export_checkpoint
+from spieltisch.agents.neural.onnx_export import export_checkpoint
 from spieltisch.agents.neural.policy import ArrayPolicy, PolicyArch, PolicyNet
 from spieltisch.agents.neural.value_search import value_layers
 from spieltisch.agents.registry import make_agent
@@ -169,9 +170,9 @@ def test_a_network_with_move_features_trains_and_plays(tmp_path):
     agent = make_agent(f"checkpoint:{path}:sims=4", "hus")
     assert agent.net.arch.features == "hus_moves"
     pytest.importorskip("onnx", reason="onnx is installed by the test extra")
-    with pytest.raises(OnnxExportError, match=r"input features .*no ONNX export yet"):
-        export_checkpoint(ckpt, tmp_path / "moves.onnx")
-    assert not (tmp_path / "moves.onnx").exists()
+    meta = export_checkpoint(ckpt, tmp_path / "moves.onnx")  # the features: a third input
+    assert json.loads(meta["inputs"]) == ["observation", "action_mask", "features"]
+    assert meta["features"] == "hus_moves"
     options = {"max_turns": 40}
     for name in (f"checkpoint:{path}", f"checkpoint:{path}:sims=4", f"checkpoint:{path}:search=2"):
         report = evaluate("hus", [name, "random"], 1, options=options, bootstrap=0)

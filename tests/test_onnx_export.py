@@ -12,6 +12,7 @@ import torch
 from spieltisch.agents.backgammon import td_value
 from spieltisch.agents.neural import onnx_export
 from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+from spieltisch.agents.neural.features import feature_set
 from spieltisch.agents.neural.onnx_export import (
     OnnxExportError,
     TDBoardNet,
@@ -34,6 +35,10 @@ SHIPPED = [
     ("pretrained:hilo", {}, "hilo"),
     ("pretrained:hilo", {"num_players": 4}, "hilo_4p"),
     ("pretrained:backgammon", {}, "backgammon"),
+    # shipped beside the defaults, reached by algo=
+    ("pretrained:hus:algo=ppo", {}, "hus_ppo"),
+    ("pretrained:hus:algo=alphazero_moves", {}, "hus_alphazero_moves"),
+    ("pretrained:backgammon:algo=td_long", {}, "backgammon_td_long"),
 ]
 #: float32 in two runtimes: the same sums in another order (logits reach about 20 in magnitude)
 TOL = {"rtol": 1e-5, "atol": 1e-5}
@@ -66,10 +71,21 @@ def _random_masks(rng: np.random.Generator, n: int, a: int) -> np.ndarray:
     return masks
 
 
+def _feeds(net: PolicyNet, obs: np.ndarray, masks: np.ndarray) -> dict[str, np.ndarray]:
+    """The inputs of an exported policy: with ``features`` computed as the agents do."""
+    feeds = {"observation": obs, "action_mask": masks}
+    if net.arch.features:
+        feeds["features"] = feature_set(net.arch.features).compute(obs)
+    return feeds
+
+
 def _check_policy_model(path, net: PolicyNet, game: str, options: dict) -> None:
     session = _session(path)
-    assert [i.name for i in session.get_inputs()] == ["observation", "action_mask"]
-    assert [i.type for i in session.get_inputs()] == ["tensor(float)", "tensor(int8)"]
+    names = ["observation", "action_mask"] + (["features"] if net.arch.features else [])
+    assert [i.name for i in session.get_inputs()] == names
+    assert [i.type for i in session.get_inputs()] == ["tensor(float)", "tensor(int8)"] + [
+        "tensor(float)"
+    ] * bool(net.arch.features)
     assert [o.name for o in session.get_outputs()] == ["logits", "value"]
     assert all(isinstance(i.shape[0], str) for i in session.get_inputs())  # dynamic batch
     obs, legal = _positions(game, options)
@@ -77,7 +93,7 @@ def _check_policy_model(path, net: PolicyNet, game: str, options: dict) -> None:
     obs = np.concatenate([obs, obs])
     masks = np.concatenate([legal, _random_masks(rng, len(legal), legal.shape[1])])
     for rows in (slice(0, 1), slice(None)):  # one row and many: the batch is dynamic
-        logits, value = session.run(None, {"observation": obs[rows], "action_mask": masks[rows]})
+        logits, value = session.run(None, _feeds(net, obs[rows], masks[rows]))
         with torch.no_grad():
             want = net(torch.from_numpy(obs[rows]), torch.from_numpy(masks[rows]))
         want_logits, want_value = want
@@ -140,7 +156,8 @@ def test_every_shipped_network_runs_in_onnxruntime_and_matches(name, options, sh
     out = tmp_path / f"{shipped}.onnx"
     meta = export_onnx(name, out, options)
     assert read_metadata(out) == meta
-    ckpt = load_checkpoint(onnx_export.pretrained_path(name.split(":")[1], options))
+    algo = name.split("algo=")[1] if "algo=" in name else None
+    ckpt = load_checkpoint(onnx_export.pretrained_path(name.split(":")[1], options, algo))
     assert ckpt.path.stem == shipped
     # provenance: the very checkpoint, its game, env version and rules
     assert meta["checkpoint_weights_sha256"] == ckpt.meta["weights_sha256"]
@@ -150,7 +167,7 @@ def test_every_shipped_network_runs_in_onnxruntime_and_matches(name, options, sh
     assert json.loads(meta["game_options"]) == ckpt.game_options
     for key in json.loads(meta["inputs"]) + json.loads(meta["outputs"]):
         assert meta.get(f"input.{key}") or meta.get(f"output.{key}"), key
-    if shipped == "backgammon":
+    if shipped.startswith("backgammon"):
         assert meta["network"] == "td_value"
         assert "x[196]" in meta["encoding_description"]  # the 198 inputs, documented
         arch = td_value.TDArch.from_json(ckpt.meta["arch"])
@@ -163,6 +180,9 @@ def test_every_shipped_network_runs_in_onnxruntime_and_matches(name, options, sh
         assert int(meta["num_actions"]) == net.arch.num_actions
         assert "| index | meaning |" in meta["observation_description"]
         assert "Discrete(" in meta["action_description"]
+        if net.arch.features:
+            assert meta["features"] == net.arch.features
+            assert net.arch.features in meta["features_description"]
         _check_policy_model(out, net, ckpt.game, ckpt.game_options)
     assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]  # no temporary files
 
@@ -172,13 +192,17 @@ def test_hilo_metadata_holds_the_action_table(tmp_path):
     assert "wizard effect, step 2" in meta["action_description"]
 
 
-def test_the_exported_policy_plays_the_agents_moves(tmp_path):
+@pytest.mark.parametrize("name", ["pretrained:hus", "pretrained:hus:algo=alphazero_moves"])
+def test_the_exported_policy_plays_the_agents_moves(name, tmp_path):
     from spieltisch.agents.registry import make_agent
     from spieltisch.envs import make
 
-    export_onnx("pretrained:hus", tmp_path / "hus.onnx")
+    export_onnx(name, tmp_path / "hus.onnx")
     session = _session(tmp_path / "hus.onnx")
-    agent = make_agent("pretrained:hus", "hus", seed=0)
+    agent = make_agent(name, "hus", seed=0)
+    net = load_checkpoint(
+        onnx_export.pretrained_path("hus", algo=name.partition("algo=")[2] or None)
+    ).policy()
     env = make("hus")
     rng = np.random.default_rng(3)
     moves = 0
@@ -195,10 +219,11 @@ def test_the_exported_policy_plays_the_agents_moves(tmp_path):
                 continue
             logits, _ = session.run(
                 None,
-                {
-                    "observation": observation["observation"][None].astype(np.float32),
-                    "action_mask": observation["action_mask"][None].astype(np.int8),
-                },
+                _feeds(
+                    net,
+                    observation["observation"][None].astype(np.float32),
+                    observation["action_mask"][None].astype(np.int8),
+                ),
             )
             action = agent.act(observation, env.unwrapped.state.clone())
             assert int(logits.argmax()) == action
@@ -287,6 +312,9 @@ def _not_a_checkpoint(tmp_path):
         (lambda _: "pretrained:", {}, "name a network"),
         (lambda _: "checkpoint:", {}, "name a network"),
         (lambda _: "pretrained:kalaha:search=4", {}, "without agent parameters"),
+        (lambda _: "pretrained:hus:algo=ppo:search=4", {}, "export pretrained:hus:algo=ppo"),
+        (lambda _: "pretrained:hus:algo=nonesuch", {}, "algo= takes ['alphazero',"),
+        (lambda p: f"checkpoint:{p / 'x'}:algo=ppo", {}, "without agent parameters (algo=ppo)"),
         (lambda _: "pretrained:kalaha", {"pitz": 4}, "unknown Kalaha option(s) ['pitz']"),
         (lambda _: "pretrained:kalaha", {"pits": 4}, "trained with pits=6"),
         (lambda _: "pretrained:hilo", {"num_players": 3}, "no pretrained agent 'hilo_3p'"),

@@ -8,7 +8,9 @@ Two kinds of network, each one ONNX graph with a dynamic batch dimension ``N``:
   (the env's ``action_mask``: 1 legal, 0 illegal); outputs ``logits`` float32 ``[N,
   num_actions]`` (illegal actions set to -1e9, so a softmax gives them probability 0; the
   argmax is the move of the greedy ``pretrained:``/``checkpoint:`` agent) and ``value`` float32
-  ``[N]`` (the mover's expected final reward, in [-1, 1]).
+  ``[N]`` (the mover's expected final reward, in [-1, 1]). A network that reads input features
+  (``PolicyArch.features``, e.g. Hus's ``hus_moves``: what each move captures, computed by the
+  rules' kernels) takes them as a third input ``features`` float32 ``[N, width]``.
 * the backgammon TD(lambda) value network (:mod:`spieltisch.agents.backgammon.td_value`): input
   ``board`` float32 ``[N, 52]``, an afterstate from the mover's view (:data:`TD_BOARD`; build it
   with :func:`td_board_input`); the graph computes the 198 inputs of the network
@@ -41,7 +43,8 @@ import numpy as np
 import torch
 from spieltisch.agents.backgammon import td_value
 from spieltisch.agents.files import write_atomic
-from spieltisch.agents.neural.agents import _check_options, pretrained_path
+from spieltisch.agents.neural import features as features_module
+from spieltisch.agents.neural.agents import _check_options, pretrained_path, split_parameters
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from spieltisch.agents.neural.policy import MASKED_LOGIT, PolicyNet
 from spieltisch.envs import GAMES, env_module, make_batch
@@ -108,6 +111,11 @@ def action_description(game: str) -> str:
     doc = env_module(game).__doc__ or ""
     parts = (_doc_row(doc, "Actions"), _doc_section(doc, "Actions"))  # HiLo has a section
     return "\n\n".join(part for part in parts if part)
+
+
+def features_description() -> str:
+    """What the input feature sets are (the features module's documentation)."""
+    return (features_module.__doc__ or "").strip()
 
 
 def td_encoding_description() -> str:
@@ -202,11 +210,15 @@ def _policy_graph(net: PolicyNet) -> tuple[bytes, dict[str, str]]:
         torch.zeros(2, arch.observation_size),
         torch.ones(2, arch.num_actions, dtype=torch.int8),
     )
-    graph = _export_graph(net, example, ["observation", "action_mask"], ["logits", "value"])
+    inputs = ["observation", "action_mask"]
+    if arch.features:  # computed by the game's kernels, so an input of the graph
+        example += (torch.zeros(2, arch.feature_width),)
+        inputs.append("features")
+    graph = _export_graph(net, example, inputs, ["logits", "value"])
     n, a = arch.observation_size, arch.num_actions
     meta = {
         "network": "policy_value",
-        "inputs": json.dumps(["observation", "action_mask"]),
+        "inputs": json.dumps(inputs),
         "outputs": json.dumps(["logits", "value"]),
         "observation_size": str(n),
         "observation_scale": repr(arch.observation_scale),
@@ -218,6 +230,19 @@ def _policy_graph(net: PolicyNet) -> tuple[bytes, dict[str, str]]:
         ),
         "input.action_mask": (
             f"int8 [N, {a}]: the env's action_mask, 1 for a legal action, 0 for an illegal one"
+        ),
+        **(
+            {
+                "features": arch.features,
+                "input.features": (
+                    f"float32 [N, {arch.feature_width}]: the input features {arch.features!r} "
+                    "of the observation (computed by the game's rules, see features_description); "
+                    f"in spieltisch: spieltisch.agents.neural.features.{arch.features}(observation)"
+                ),
+                "features_description": features_description(),
+            }
+            if arch.features
+            else {}
         ),
         "output.logits": (
             f"float32 [N, {a}]: the policy's logits, illegal actions set to {MASKED_LOGIT:g} "
@@ -300,11 +325,6 @@ def export_checkpoint(ckpt: Checkpoint, out: str | os.PathLike, source: str = ""
             net = ckpt.policy()
         except CheckpointError as err:
             raise OnnxExportError(f"not a network: {err}") from err
-        if net.arch.features:
-            raise OnnxExportError(
-                f"{ckpt._where()}: a network with input features ({net.arch.features!r}, "
-                "computed by the game's kernels outside the network) has no ONNX export yet"
-            )
         graph, meta = _policy_graph(net)
         about = f"{game} policy-value network"
         meta["observation_description"] = observation_description(game)
@@ -356,31 +376,38 @@ def _write(out: Path, data: bytes) -> None:
 
 def load_network(name: str, game_options: dict[str, Any] | None = None) -> Checkpoint:
     """The checkpoint of ``pretrained:<game>`` (the shipped network for the game with
-    ``game_options``: ``pretrained:kalaha`` with ``{"seeds": 4}`` is Kalah(6,4)'s) or
+    ``game_options``: ``pretrained:kalaha`` with ``{"seeds": 4}`` is Kalah(6,4)'s; with
+    ``:algo=ALGO`` the one shipped for that algorithm, ``pretrained:hus:algo=ppo``) or
     ``checkpoint:<path>``; ``game_options`` must agree with those it was trained with."""
     options = dict(game_options or {})
     prefix, sep, value = name.partition(":")
     if not sep or prefix not in ("pretrained", "checkpoint") or not value:
         raise OnnxExportError(
-            f"cannot export {name!r}: name a network, pretrained:GAME ({', '.join(sorted(GAMES))}) "
-            "or checkpoint:PATH"
+            f"cannot export {name!r}: name a network, pretrained:GAME[:algo=ALGO] "
+            f"({', '.join(sorted(GAMES))}) or checkpoint:PATH"
         )
-    head, sep, tail = value.rpartition(":")
-    if sep and "=" in tail:
+    try:
+        network, params = split_parameters(prefix, value)
+    except ValueError as err:
+        raise OnnxExportError(str(err)) from err
+    algo = params.pop("algo", None) if prefix == "pretrained" else None
+    if params:  # algo= picks a shipped network; anything else is how an agent plays it
+        given = ",".join(f"{k}={v}" for k, v in params.items())
+        keep = f"{prefix}:{network}" + (f":algo={algo}" if algo is not None else "")
         raise OnnxExportError(
-            f"{name}: export takes the network alone, without agent parameters ({tail}); "
-            f"export {prefix}:{head}"
+            f"{name}: export takes the network alone, without agent parameters ({given}); "
+            f"export {keep}"
         )
     try:
         if prefix == "pretrained":
-            if value not in GAMES:
+            if network not in GAMES:
                 raise OnnxExportError(
-                    f"pretrained:{value}: unknown game; games are {sorted(GAMES)}"
+                    f"pretrained:{network}: unknown game; games are {sorted(GAMES)}"
                 )
-            make_batch(value, 1, **options)  # unknown or invalid options are named here
-            ckpt = load_checkpoint(pretrained_path(value, options), value)
+            make_batch(network, 1, **options)  # unknown or invalid options are named here
+            ckpt = load_checkpoint(pretrained_path(network, options, algo), network)
         else:
-            ckpt = load_checkpoint(value)
+            ckpt = load_checkpoint(network)
             if options and ckpt.meta.get("game") in GAMES:
                 make_batch(ckpt.meta["game"], 1, **options)
         _check_options(ckpt.game_options, options, name)

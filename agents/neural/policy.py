@@ -203,30 +203,36 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.policy_head.weight, gain=0.01)
         nn.init.zeros_(self.policy_head.bias)
 
-    def inputs(self, obs: torch.Tensor) -> torch.Tensor:
+    def inputs(self, obs: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         """What the trunk sees: ``obs / observation_scale``, then the ``features`` (computed
-        from the observation outside the graph, constants to autograd), and with ``count_bins``
-        C each entry one-hot over 0..C-1 (a comparison, so it exports to ONNX as it is)."""
+        from the observation outside the graph, constants to autograd, unless given: the ONNX
+        graph takes them as an input), and with ``count_bins`` C each entry one-hot over
+        0..C-1 (a comparison, so it exports to ONNX as it is)."""
         parts = [obs / self.arch.observation_scale]
         if self.arch.features:
-            extra = feature_set(self.arch.features).compute(obs.detach().cpu().numpy())
-            parts.append(torch.from_numpy(extra).to(device=obs.device, dtype=obs.dtype))
+            if features is None:
+                extra = feature_set(self.arch.features).compute(obs.detach().cpu().numpy())
+                features = torch.from_numpy(extra).to(device=obs.device, dtype=obs.dtype)
+            parts.append(features)
         if self.arch.count_bins:
             capped = obs.clamp(0, self.arch.count_bins - 1)
             parts.append((capped.unsqueeze(-1) == self.count_values).to(obs.dtype).flatten(-2))
         return parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, obs: torch.Tensor, mask: torch.Tensor, features: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(masked logits, value)`` for a batch of observations and action masks: the
-        mover's value, ``[N]`` (:meth:`forward_seats` gives every seat's)."""
-        logits, values = self.forward_seats(obs, mask)
+        mover's value, ``[N]`` (:meth:`forward_seats` gives every seat's). ``features``: the
+        ``arch.features`` of ``obs`` if already computed (see :meth:`inputs`)."""
+        logits, values = self.forward_seats(obs, mask, features)
         return logits, values[:, 0]
 
     def forward_seats(
-        self, obs: torch.Tensor, mask: torch.Tensor
+        self, obs: torch.Tensor, mask: torch.Tensor, features: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(masked logits, values)``, values ``[N, value_outputs]`` from the mover on."""
-        x = self.trunk(self.inputs(obs))
+        x = self.trunk(self.inputs(obs, features))
         logits = masked_logits(self.policy_head(x), mask)
         return logits, tanh(self.value_head(x))
 

@@ -32,7 +32,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         epilog=(
             "Policy-value networks (PPO and AlphaZero, every game): inputs observation float32 "
             "[N, obs] (the env's observation as is) and action_mask int8 [N, actions]; outputs "
-            "logits [N, actions] (illegal actions -1e9) and value [N]. The backgammon TD network "
+            "logits [N, actions] (illegal actions -1e9) and value [N]; a network with input "
+            "features (pretrained:hus:algo=alphazero_moves) takes them as a third input, "
+            "features [N, width]. The backgammon TD network "
             "(pretrained:backgammon): input board float32 [N, 52] (an afterstate from the "
             "mover's view); outputs probabilities [N, 5] and equity [N]. Examples: "
             "'spieltisch export pretrained:kalaha --onnx kalaha.onnx'; 'spieltisch export "
@@ -46,8 +48,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "network",
         metavar="NETWORK",
         help="pretrained:GAME (the shipped network; -o picks the variant, e.g. -o seeds=4 for "
-        "Kalah(6,4), -o num_players=4 for 4-player HiLo) or checkpoint:PATH (a trained "
-        "checkpoint, with or without suffix)",
+        "Kalah(6,4), -o num_players=4 for 4-player HiLo), pretrained:GAME:algo=ALGO (the one "
+        "shipped for another algorithm, e.g. pretrained:hus:algo=ppo) or checkpoint:PATH (a "
+        "trained checkpoint, with or without suffix)",
     )
     p.add_argument(
         "--onnx",
