@@ -307,6 +307,13 @@ def test_games_lists_agents(client):
     assert set(data["games"]) == {"kalaha", "hus", "hilo", "backgammon"}
     assert "alphabeta" in data["games"]["kalaha"]["agents"]
     assert data["games"]["hilo"]["options"]["num_players"] == [2, 3, 4]
+    # the page suggests every shipped agent, those beside the default (algo=) too, and each plays
+    prefixed = data["games"]["hus"]["prefixed"]
+    assert prefixed[0] == "pretrained:hus" and "pretrained:hus:algo=ppo" in prefixed
+    assert "pretrained:backgammon:algo=td_long" in data["games"]["backgammon"]["prefixed"]
+    for name in prefixed:
+        r = client.post("/api/sessions", json={"game": "hus", "agents": [name, "random"]})
+        assert r.status_code == 200, (name, r.text)
 
 
 def test_page_is_served(client):

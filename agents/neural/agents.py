@@ -67,6 +67,18 @@ def pretrained_path(
     return path
 
 
+def pretrained_names(game: str, game_options: dict[str, Any] | None = None) -> list[str]:
+    """The names of the agents shipped for ``game`` with ``game_options``: ``pretrained:<game>``,
+    then one ``pretrained:<game>:algo=<algo>`` for each agent shipped beside it (``[]`` where
+    none is shipped)."""
+    name = pretrained_name(game, game_options)
+    default = PRETRAINED_DIR / f"{name}.safetensors"
+    if not default.exists():
+        return []
+    beside = [a for a in _shipped_algos(name) if a != _shipped_algorithm(default)]
+    return [f"pretrained:{game}"] + [f"pretrained:{game}:algo={a}" for a in beside]
+
+
 def _shipped_algos(name: str) -> list[str]:
     """The ``algo=`` values that reach a shipped agent of the board whose default file is
     ``name``: the default's algorithm and each ``<name>_<algo>`` file of the same rules options

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from spieltisch.agents.neural.agents import pretrained_names
 from spieltisch.agents.registry import agent_names
 from spieltisch.envs import GAMES
 from spieltisch.train.web.boards import WEB_OPTIONS
@@ -133,7 +134,8 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
                     "env": GAMES[game],
                     "options": {k: list(v) for k, v in WEB_OPTIONS[game].items()},
                     "agents": agent_names(game),
-                    "prefixed": ["pretrained:" + game]
+                    # the shipped agents, those beside the default too (algo=)
+                    "prefixed": pretrained_names(game)
                     + (["checkpoint:PATH"] if settings.checkpoint_root is not None else []),
                 }
                 for game in GAMES
