@@ -58,7 +58,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         required=True,
         metavar="AGENT",
         help="agent names: NAME or NAME:KEY=VALUE,... (e.g. alphabeta:depth=6), "
-        "pretrained:GAME, checkpoint:PATH; an unknown name lists the game's agents",
+        "pretrained:GAME[:algo=ALGO] (a shipped agent; algo= one shipped beside the default, "
+        "e.g. pretrained:hus:algo=ppo), checkpoint:PATH; an unknown name lists the game's agents",
     )
     p.add_argument(
         "--mode",

@@ -36,8 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=["random", "random"],
         metavar="AGENT",
         help="one agent name per seat, in seat order (default: random random): NAME or "
-        "NAME:KEY=VALUE,... (alphabeta:depth=6), human, pretrained:GAME, checkpoint:PATH; an "
-        "unknown name lists the game's agents",
+        "NAME:KEY=VALUE,... (alphabeta:depth=6), human, pretrained:GAME[:algo=ALGO] (a shipped "
+        "agent; algo= one shipped beside the default), checkpoint:PATH; an unknown name lists "
+        "the game's agents",
     )
     p.add_argument(
         "--seed", type=int, default=0, help="seed of the game and the agents (default 0)"
