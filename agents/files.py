@@ -31,3 +31,17 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], object]) -> No
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :func:`write_atomic`)."""
     write_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def check_output_path(path: str | os.PathLike) -> Path:
+    """``path`` as a Path if a file can be written there, checked before any long work (so a
+    typo in an output path does not lose a finished run's results); ValueError naming the
+    problem otherwise: a directory, a missing parent directory, a parent that is a file."""
+    out = Path(path)
+    if out.is_dir():
+        raise ValueError(f"{out} is a directory; give the path of the file to write")
+    if not out.parent.exists():
+        raise ValueError(f"cannot write {out}: directory {out.parent} does not exist")
+    if not out.parent.is_dir():
+        raise ValueError(f"cannot write {out}: {out.parent} is not a directory")
+    return out

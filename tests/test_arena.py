@@ -159,6 +159,32 @@ def test_an_agent_that_cannot_be_made_fails_before_any_game(tmp_path, monkeypatc
     assert played == []
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--seeds", "0"], "seeds must be an integer of at least 1, got 0"),
+        (["--seeds", "-3"], "seeds must be an integer of at least 1, got -3"),
+        (["--workers", "0"], "workers must be an integer of at least 1"),
+        (["--opening-plies", "-1"], "opening_plies must be an integer of at least 0"),
+        (["--json", "{tmp}/missing/r.json"], "directory {tmp}/missing does not exist"),
+        (["--plot", "{tmp}"], "{tmp} is a directory"),
+    ],
+)
+def test_eval_refuses_bad_counts_and_output_paths_before_any_game(
+    extra, message, tmp_path, capsys, monkeypatch
+) -> None:
+    """0 seeds reported a score of 0.000 from no game; an output path in a missing directory
+    failed with a traceback after all the games, losing them."""
+    import spieltisch.agents.arena.evaluation as evaluation
+    from spieltisch.train.cli import main
+
+    monkeypatch.setattr(evaluation, "_bar", lambda *a: pytest.fail("a game was started"))
+    args = ["eval", "kalaha", "--agents", "greedy", "random", "--seeds", "2", "--no-progress"]
+    assert main(args + [x.format(tmp=tmp_path) for x in extra]) == 2
+    assert message.format(tmp=tmp_path) in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_parallel_workers_give_the_same_results() -> None:
     one = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=1)
     two = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=2)

@@ -202,6 +202,18 @@ def _lost_in_worker(
     )  # fmt: skip
 
 
+def check_table_counts(seeds: int, opening_plies: int, workers: int) -> None:
+    """ValueError naming a count an arena run cannot use: ``seeds`` and ``workers`` at least 1,
+    ``opening_plies`` at least 0 (0 seeds played no game and reported a score of 0)."""
+    for name, value, least in (
+        ("seeds", seeds, 1),
+        ("opening_plies", opening_plies, 0),
+        ("workers", workers, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+            raise ValueError(f"{name} must be an integer of at least {least}, got {value!r}")
+
+
 def play_table(
     game: str,
     specs: Sequence[str],
@@ -227,6 +239,7 @@ def play_table(
     :class:`AgentFailure` naming the agent instead.
     """
     options = dict(options or {})
+    check_table_counts(seeds, opening_plies, workers)
     n = len(specs) if num_seats is None else num_seats
     if len(specs) != n:
         raise ValueError(f"{game} with these options seats {n} agents, got {len(specs)}")
@@ -461,6 +474,7 @@ def evaluate(
     ``fail_fast``: see :func:`play_table`; the report's ``forfeits`` counts the games each agent
     lost by forfeit."""
     options = dict(options or {})
+    check_table_counts(seeds, opening_plies, workers)
     for spec in agents:
         check_agent_name(spec, game)
     # Each agent built once here, so a bad parameter or a missing checkpoint fails before the

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 from spieltisch.agents.backgammon import td_value
-from spieltisch.agents.files import write_atomic
+from spieltisch.agents.files import check_output_path, write_atomic
 from spieltisch.agents.neural import features as features_module
 from spieltisch.agents.neural.agents import _check_options, pretrained_path, split_parameters
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
@@ -358,13 +358,10 @@ def export_checkpoint(ckpt: Checkpoint, out: str | os.PathLike, source: str = ""
 
 def _check_out(out: Path) -> Path:
     """``out`` if a file can be written there (checked before any work)."""
-    if out.is_dir():
-        raise OnnxExportError(f"{out} is a directory; give the path of the .onnx file to write")
-    if not out.parent.exists():
-        raise OnnxExportError(f"cannot write {out}: directory {out.parent} does not exist")
-    if not out.parent.is_dir():
-        raise OnnxExportError(f"cannot write {out}: {out.parent} is not a directory")
-    return out
+    try:
+        return check_output_path(out)
+    except ValueError as err:
+        raise OnnxExportError(str(err)) from None
 
 
 def _write(out: Path, data: bytes) -> None:
