@@ -164,6 +164,7 @@ def test_an_agent_that_cannot_be_made_fails_before_any_game(tmp_path, monkeypatc
     [
         (["--seeds", "0"], "seeds must be an integer of at least 1, got 0"),
         (["--seeds", "-3"], "seeds must be an integer of at least 1, got -3"),
+        (["--seed", "-5"], "seed must be an integer of at least 0, got -5"),
         (["--workers", "0"], "workers must be an integer of at least 1"),
         (["--opening-plies", "-1"], "opening_plies must be an integer of at least 0"),
         (["--json", "{tmp}/missing/r.json"], "directory {tmp}/missing does not exist"),

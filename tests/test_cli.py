@@ -55,6 +55,13 @@ def test_bad_input_is_named(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_play_refuses_a_negative_seed(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["play", "kalaha", "--seed", "-5"])
+    assert exit_info.value.code == 2
+    assert "--seed: expected an integer of at least 0, got '-5'" in capsys.readouterr().err
+
+
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "usage: spieltisch" in capsys.readouterr().out

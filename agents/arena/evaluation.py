@@ -202,11 +202,13 @@ def _lost_in_worker(
     )  # fmt: skip
 
 
-def check_table_counts(seeds: int, opening_plies: int, workers: int) -> None:
+def check_table_counts(seeds: int, seed: int, opening_plies: int, workers: int) -> None:
     """ValueError naming a count an arena run cannot use: ``seeds`` and ``workers`` at least 1,
-    ``opening_plies`` at least 0 (0 seeds played no game and reported a score of 0)."""
+    ``seed`` (the first) and ``opening_plies`` at least 0 (0 seeds played no game and reported
+    a score of 0; a negative seed failed in the first game)."""
     for name, value, least in (
         ("seeds", seeds, 1),
+        ("seed", seed, 0),
         ("opening_plies", opening_plies, 0),
         ("workers", workers, 1),
     ):
@@ -239,7 +241,7 @@ def play_table(
     :class:`AgentFailure` naming the agent instead.
     """
     options = dict(options or {})
-    check_table_counts(seeds, opening_plies, workers)
+    check_table_counts(seeds, seed, opening_plies, workers)
     n = len(specs) if num_seats is None else num_seats
     if len(specs) != n:
         raise ValueError(f"{game} with these options seats {n} agents, got {len(specs)}")
@@ -474,7 +476,7 @@ def evaluate(
     ``fail_fast``: see :func:`play_table`; the report's ``forfeits`` counts the games each agent
     lost by forfeit."""
     options = dict(options or {})
-    check_table_counts(seeds, opening_plies, workers)
+    check_table_counts(seeds, seed, opening_plies, workers)
     for spec in agents:
         check_agent_name(spec, game)
     # Each agent built once here, so a bad parameter or a missing checkpoint fails before the

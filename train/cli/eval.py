@@ -29,6 +29,17 @@ def time_limit_argument(text: str) -> float | None:
     return seconds or None
 
 
+def non_negative_int(text: str) -> int:
+    """An integer argument of at least 0 (a seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer of at least 0, got {text!r}")
+    return value
+
+
 def add_first_move_time_limit_argument(p: argparse.ArgumentParser) -> None:
     """``--first-move-time-limit`` (``spieltisch eval`` and ``play``): the limit of each agent's
     first move, which may compile or load."""

@@ -10,7 +10,11 @@ from spieltisch.agents.human import HumanQuit, move_label
 from spieltisch.agents.registry import human_view_options, make_agent
 from spieltisch.envs import GAMES, make
 from spieltisch.envs._common.options import add_option_argument, parse_options
-from spieltisch.train.cli.eval import add_first_move_time_limit_argument, time_limit_argument
+from spieltisch.train.cli.eval import (
+    add_first_move_time_limit_argument,
+    non_negative_int,
+    time_limit_argument,
+)
 
 # The default move time limit of `spieltisch play` (seconds): generous, since a person watches;
 # it is there so that a hung agent cannot freeze the terminal (docs/arena.md, "Time limits").
@@ -41,7 +45,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "the game's agents",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="seed of the game and the agents (default 0)"
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seed of the game and the agents (default 0)",
     )
     p.add_argument("--games", type=int, default=1, help="number of games (default 1)")
     p.add_argument(
