@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from spieltisch.train.cli import COMMAND_MODULES, build_parser, main
 
@@ -60,6 +62,16 @@ def test_play_refuses_a_negative_seed(capsys):
         main(["play", "kalaha", "--seed", "-5"])
     assert exit_info.value.code == 2
     assert "--seed: expected an integer of at least 0, got '-5'" in capsys.readouterr().err
+
+
+def test_train_names_a_run_dir_it_cannot_make(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    config = str(Path(__file__).resolve().parents[1] / "configs" / "kalaha_alphazero.yaml")
+    argv = ["train", config, "--set", f"run_dir={tmp_path / 'afile' / 'run'}"]
+    assert main(argv) == 2
+    assert f"cannot make run_dir {tmp_path / 'afile' / 'run'}: Not a directory" in (
+        capsys.readouterr().err
+    )
 
 
 def test_no_command_prints_help(capsys):

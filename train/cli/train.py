@@ -7,6 +7,7 @@ import glob
 import os
 import shlex
 import sys
+from pathlib import Path
 
 from spieltisch.agents.neural.checkpoint import CheckpointError
 from spieltisch.train.config import ConfigError, load_config
@@ -112,11 +113,26 @@ def run(args: argparse.Namespace) -> int:
 
         train = partial(train_on_ray, address=args.ray, num_workers=args.workers)
 
+    try:  # a run_dir that cannot be made fails here, not with a traceback from the trainer
+        Path(cfg.run_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(
+            f"spieltisch train: cannot make run_dir {cfg.run_dir}: {err.strerror or err}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         result = train(cfg, resume=args.resume, overwrite=args.overwrite)
     except (CheckpointError, ValueError) as err:
         print(f"spieltisch train: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # e.g. the disk filled up: the checkpoints written so far stay
+        print(
+            f"spieltisch train: {err}; the run's complete checkpoints are kept in "
+            f"{cfg.run_dir} (continue with --resume)",
+            file=sys.stderr,
+        )
+        return 1
     if "summary" in result:
         print(result["summary"])
     else:
