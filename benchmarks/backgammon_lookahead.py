@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/backgammon_lookahead.py [--agent pretrained:backgammon] [--plies 1 2 3]
         [--pubeval-games 5000 1000] [--gnubg-games 2000 1000] [--seed 300000] [--workers 2]
-        [--three-ply keep=4,reply_keep=2]
+        [--three-ply keep=4,reply_keep=2] [--append [--extend]]
 
 For each ``ply`` N of the agent (``AGENT:ply=N``; ply 2 searches the ``keep`` best plays one
 roll deeper, ply 3 two rolls deeper with move filtering at both levels, ``--three-ply``'s
@@ -12,18 +12,21 @@ parameters; see ``agents/backgammon/td_value.py``) arena matches, seats swapped 
 dice: against ``pubeval``, against ``gnubg`` (0-ply) and, for N > 1, against
 ``gnubg:plies=N-1`` (GNU Backgammon's N-1 ply is the same lookahead: its 0-ply is our 1-ply). Writes ``benchmarks/results/backgammon_lookahead.json`` and
 ``.md`` (points per game and wins with 95% intervals, seconds); the README's table is generated
-from it (``python docs/make_tables.py``).
+from it (``python docs/make_tables.py``). ``--append`` keeps the rows recorded; with
+``--extend``, a match measured on the seeds that follow its recorded row's (``--seed`` where
+they ended) extends that row to the games of both, exactly as one longer run would have given.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from typing import Any
 
 from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
-from spieltisch.agents.arena import evaluate, machine_info
+from spieltisch.agents.arena import evaluate, machine_info, stats
 
 
 def with_ply(agent: str, ply: int, extra: str = "") -> str:
@@ -55,6 +58,47 @@ def match(agent: str, opponent: str, games: int, seed: int, workers: int) -> dic
     }
 
 
+def extend_row(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """One row of the games of ``earlier`` and ``later``, two rows of one match (agent,
+    opponent) whose seeds follow each other (``later`` starts where ``earlier`` ended): the
+    games of one longer run, with its exact statistics. The arena's points-per-game interval
+    is the normal interval over per-seed means (2 games each), so the union's mean and sample
+    deviation follow from each part's count, mean and interval; the wins are counted."""
+    if (earlier["agent"], earlier["opponent"]) != (later["agent"], later["opponent"]):
+        raise ValueError(f"--extend: {later['agent']} vs {later['opponent']} is another match")
+    if later["seed"] != earlier["seed"] + earlier["games"] // 2:
+        raise ValueError(
+            f"--extend: the recorded {earlier['agent']} vs {earlier['opponent']} row ends at "
+            f"seed {earlier['seed'] + earlier['games'] // 2}, this run starts at {later['seed']}"
+        )
+    parts = [
+        (r["games"] // 2, r["ppg"], (r["ppg_high"] - r["ppg_low"]) / 2) for r in (earlier, later)
+    ]
+    n = sum(k for k, _, _ in parts)
+    mean = sum(k * m for k, m, _ in parts) / n
+    # each part's sample deviation from its interval half-width: half = z s / sqrt(k)
+    squares = sum(
+        (k - 1) * (half * math.sqrt(k) / stats.Z95) ** 2 + k * (m - mean) ** 2
+        for k, m, half in parts
+    )
+    half = stats.Z95 * math.sqrt(squares / (n - 1)) / math.sqrt(n)
+    games = earlier["games"] + later["games"]
+    wins = round(earlier["win_rate"] * earlier["games"]) + round(later["win_rate"] * later["games"])
+    win_low, win_high = stats.wilson(wins, games)
+    return {
+        **earlier,
+        "games": games,
+        "ppg": mean,
+        "ppg_low": mean - half,
+        "ppg_high": mean + half,
+        "win_rate": wins / games,
+        "win_low": win_low,
+        "win_high": win_high,
+        "seconds": earlier["seconds"] + later["seconds"],
+        "command": f"{earlier['command']} && {later['command']}",
+    }
+
+
 def merge_recorded(
     earlier: dict[str, Any], rows: list[dict], runs: list[dict]
 ) -> tuple[list[dict], list[dict]]:
@@ -74,7 +118,7 @@ def merge_recorded(
     recorded = {key(r) for r in earlier["rows"]}
     merged = [measured.get(key(r), r) for r in earlier["rows"]]
     merged += [r for r in rows if key(r) not in recorded]
-    commands = {r["command"] for r in merged}
+    commands = {c for r in merged for c in r["command"].split(" && ")}  # an extended row: 2
     new_commands = {run["command"] for run in runs}
     kept = [r for r in earlier_runs if r["command"] in commands - new_commands]
     return merged, kept + runs
@@ -98,11 +142,16 @@ def main() -> None:
     ap.add_argument("--append", action="store_true",
                     help="keep the rows already recorded (another agent's) and add these; a "
                     "row measured again replaces its recorded one")  # fmt: skip
+    ap.add_argument("--extend", action="store_true",
+                    help="with --append: a row measured again on the seeds that follow its "
+                    "recorded ones (--seed where they ended) extends it to the games of both")  # fmt: skip
     add_run_options(ap)
     args = ap.parse_args()
     shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], equal_games=[2], workers=1)
     if any(n not in (1, 2, 3) for n in args.plies):
         ap.error("--plies: the agent looks 1, 2 or 3 plies ahead")
+    if args.extend and not args.append:
+        ap.error("--extend extends recorded rows: give --append too")
     if min(args.pubeval_games + args.gnubg_games + args.equal_games) < 0:
         ap.error("game counts must be 0 (not played) or more")
     rows = []
@@ -132,6 +181,7 @@ def main() -> None:
         f"{' '.join(map(str, args.equal_games))} --seed {args.seed} --workers {args.workers}"
         + (f" --three-ply {args.three_ply}" if 3 in args.plies else "")
         + (" --append" if args.append else "")
+        + (" --extend" if args.extend else "")
     )
     machine = machine_info()
     runs = [{"command": cmd, "machine": machine}]
@@ -140,6 +190,14 @@ def main() -> None:
     json_path = result_path(args, "backgammon_lookahead.json")
     if args.append and json_path is not None and json_path.exists():
         earlier = json.loads(json_path.read_text())
+        if args.extend:
+            recorded = {(r["agent"], r["opponent"]): r for r in earlier["rows"]}
+            rows = [
+                extend_row(recorded[r["agent"], r["opponent"]], r)
+                if (r["agent"], r["opponent"]) in recorded
+                else r
+                for r in rows
+            ]
         rows, runs = merge_recorded(earlier, rows, runs)
     lines = [
         "# Backgammon: the value net at each lookahead\n",

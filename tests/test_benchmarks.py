@@ -556,3 +556,34 @@ def test_backgammon_lookahead_append_replaces_rows_measured_again():
         ("b", "pubeval", 2, 0.4),
     ]  # fmt: skip
     assert [r["command"] for r in runs] == ["A", "C"]
+
+
+def test_backgammon_lookahead_extend_is_the_longer_run():
+    """``--extend``: a match recorded on seeds [s, s + a) extended by one on [s + a, s + a + b)
+    has the row of one run on [s, s + a + b): the same games, mean, interval and wins (the
+    union's statistics are exact); a run on other seeds or of another match is refused; the
+    runs of both parts stay recorded."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        lookahead = importlib.import_module("backgammon_lookahead")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+    def row(seed: int, seeds: int, command: str) -> dict:
+        row = lookahead.match("pubeval", "greedy", 2 * seeds, seed, workers=1)
+        return row | {"ply": 1, "command": command}
+
+    first, second, whole = row(100, 9, "A"), row(109, 6, "B"), row(100, 15, "W")
+    extended = lookahead.extend_row(first, second)
+    assert extended["games"] == whole["games"] == 30
+    assert 0 < whole["win_rate"] < 1 and whole["ppg_low"] < whole["ppg_high"]
+    for key in ("ppg", "ppg_low", "ppg_high", "win_rate", "win_low", "win_high"):
+        assert extended[key] == pytest.approx(whole[key], abs=1e-12), key
+    assert extended["command"] == "A && B"
+    with pytest.raises(ValueError, match="ends at seed 109, this run starts at 110"):
+        lookahead.extend_row(first, row(110, 2, "C"))
+    with pytest.raises(ValueError, match="another match"):
+        lookahead.extend_row(first, second | {"opponent": "gnubg"})
+    earlier = {"runs": [{"command": "A"}, {"command": "Z"}], "rows": [first]}
+    rows, runs = lookahead.merge_recorded(earlier, [extended], [{"command": "B"}])
+    assert rows == [extended] and [r["command"] for r in runs] == ["A", "B"]
