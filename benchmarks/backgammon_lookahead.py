@@ -37,11 +37,14 @@ def with_ply(agent: str, ply: int, extra: str = "") -> str:
     return f"{agent}{',' if has_params else ':'}ply={ply}" + (f",{extra}" if extra else "")
 
 
-def match(agent: str, opponent: str, games: int, seed: int, workers: int) -> dict:
-    """``agent`` against ``opponent``: ``games // 2`` seeds, each played in both seat orders."""
+def match(
+    agent: str, opponent: str, games: int, seed: int, workers: int, progress: bool = False
+) -> dict:
+    """``agent`` against ``opponent``: ``games // 2`` seeds, each played in both seat orders
+    (``progress``: the arena's progress bar on stderr)."""
     started = time.perf_counter()
     report = evaluate("backgammon", [agent, opponent], seeds=max(1, games // 2), seed=seed,
-                      workers=workers)  # fmt: skip
+                      workers=workers, progress=progress)  # fmt: skip
     p = report.pairs[0]
     return {
         "agent": agent,
@@ -145,6 +148,7 @@ def main() -> None:
     ap.add_argument("--extend", action="store_true",
                     help="with --append: a row measured again on the seeds that follow its "
                     "recorded ones (--seed where they ended) extends it to the games of both")  # fmt: skip
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar per match")
     add_run_options(ap)
     args = ap.parse_args()
     shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], equal_games=[2], workers=1)
@@ -164,7 +168,7 @@ def main() -> None:
             games = counts[min(max(at, 0), len(counts) - 1)]
             if games == 0:  # e.g. one opponent measured again, with --append
                 continue
-            row = match(agent, opponent, games, args.seed, args.workers)
+            row = match(agent, opponent, games, args.seed, args.workers, not args.no_progress)
             row["ply"] = ply
             rows.append(row)
             print(
