@@ -4,6 +4,7 @@ strength ladder (Kalaha, HiLo)."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -275,3 +276,99 @@ def test_one_seed_shows_no_interval_and_counts_in_words() -> None:
     assert "2 seeds (seed 0)" in two and "no interval" not in two
     table = evaluate("hilo", ["random"] * 3, seeds=1, options={"num_players": 3}).to_markdown()
     assert "(no interval from 1 seed)" in table
+
+
+# --- the journal: a killed evaluation continues where it stopped ----------------------------------
+
+
+def _pairs(report) -> list:
+    return [(p.games, p.wins, p.draws, p.losses, p.mean_reward) for p in report.pairs]
+
+
+def test_a_journal_continues_an_evaluation_without_playing_recorded_games(
+    tmp_path, monkeypatch
+) -> None:
+    """A round robin recorded for 3 seeds and continued to 5 gives the report of one run of 5
+    seeds, playing only the new seeds' games; a line cut short by a kill is dropped and its
+    game played again."""
+    import spieltisch.agents.arena.evaluation as evaluation
+
+    agents = ["greedy", "random", "alphabeta:depth=2"]
+    run = {"options": {"pits": 4}, "mode": "round-robin", "workers": 1, "bootstrap": 10}
+    whole = evaluate("kalaha", agents, 5, seed=40, **run)
+    journal = tmp_path / "games.jsonl"
+    evaluate("kalaha", agents, 3, seed=40, journal=journal, **run)
+    lines = journal.read_text().splitlines()
+    assert len(lines) == 1 + 3 * 3 * 2  # the header, 3 pairs x 3 seeds x 2 seat orders
+    journal.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:25])  # killed mid-line
+
+    played = []
+    play = evaluation._Table.play
+
+    def counted(self, task, *args):
+        played.append(task)
+        return play(self, task, *args)
+
+    monkeypatch.setattr(evaluation._Table, "play", counted)
+    continued = evaluate("kalaha", agents, 5, seed=40, journal=journal, **run)
+    assert _pairs(continued) == _pairs(whole)
+    assert len(played) == 3 * 2 * 2 + 1  # the 2 new seeds of each pair, and the cut game
+    assert len(journal.read_text().splitlines()) == 1 + 3 * 5 * 2
+    played.clear()
+    again = evaluate("kalaha", agents, 5, seed=40, journal=journal, **run)
+    assert _pairs(again) == _pairs(whole) and played == []
+    assert again.ratings == whole.ratings
+
+
+def test_a_journal_of_other_games_is_refused(tmp_path) -> None:
+    journal = tmp_path / "games.jsonl"
+    evaluate("kalaha", ["greedy", "random"], 2, options={"pits": 4}, journal=journal)
+    before = journal.read_text()
+    for kwargs, message in [
+        ({"options": {"pits": 5}}, "options: {'pits': 4} there, {'pits': 5} here"),
+        ({"options": {"pits": 4}, "opening_plies": 2}, "opening_plies: 0 there, 2 here"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            evaluate("kalaha", ["greedy", "random"], 2, journal=journal, **kwargs)
+    assert journal.read_text() == before
+    with pytest.raises(ValueError, match="records other games"):
+        evaluate("hus", ["greedy", "random"], 2, journal=journal)
+    (tmp_path / "notes.txt").write_text("hello\n")
+    with pytest.raises(ValueError, match="is not an arena journal"):
+        evaluate("kalaha", ["greedy", "random"], 2, journal=tmp_path / "notes.txt")
+    journal.write_text(before + "{not json\n")
+    with pytest.raises(ValueError, match=r"line 6: not JSON"):
+        evaluate("kalaha", ["greedy", "random"], 2, options={"pits": 4}, journal=journal)
+
+
+def test_a_killed_eval_command_continues_from_its_journal(tmp_path) -> None:
+    """``spieltisch eval --journal``: killed (SIGKILL) part way, the same command run again
+    finishes with the report of an uninterrupted run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [
+        sys.executable, "-m", "spieltisch.train.cli", "eval", "hus", "--agents",
+        "alphabeta:depth=2", "greedy", "--seeds", "40", "--workers", "1", "--no-progress",
+    ]  # fmt: skip
+    journal = tmp_path / "games.jsonl"
+    proc = subprocess.Popen([*command, "--journal", str(journal)], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if journal.exists() and len(journal.read_text().splitlines()) > 10:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.01)
+    proc.wait()
+    recorded = len(journal.read_text().splitlines()) - 1
+    assert 10 <= recorded < 80, recorded  # killed part way
+    resumed = tmp_path / "resumed.json"
+    subprocess.run([*command, "--journal", str(journal), "--json", str(resumed)], check=True,
+                   stdout=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    whole = tmp_path / "whole.json"
+    subprocess.run([*command, "--json", str(whole)], check=True, stdout=subprocess.DEVNULL,
+                   timeout=300)  # fmt: skip
+    assert json.loads(resumed.read_text())["pairs"] == json.loads(whole.read_text())["pairs"]
+    assert len(journal.read_text().splitlines()) == 1 + 80

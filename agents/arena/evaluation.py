@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ from typing import Any
 import numpy as np
 from spieltisch.agents.arena import stats
 from spieltisch.agents.arena import workers as watched
+from spieltisch.agents.arena.journal import ArenaJournal
 from spieltisch.agents.arena.match import (
     FORFEIT_REASONS,
     MoveTimer,
@@ -55,6 +57,7 @@ from spieltisch.agents.arena.match import (
 )
 from spieltisch.agents.arena.provenance import machine_info, peak_rss_gib
 from spieltisch.agents.arena.report import to_markdown
+from spieltisch.agents.files import check_output_path
 from spieltisch.agents.registry import check_agent_name, make_agent
 
 
@@ -81,6 +84,15 @@ class GameResult:
     forfeit_reason: str | None = None
     #: backgammon with the cube: ``(doubles, takes, drops)`` of each table agent (else None)
     cube_actions: tuple[tuple[int, int, int], ...] | None = None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> GameResult:
+        """The result ``asdict`` wrote as JSON (its tuples read back as lists)."""
+        cube = d.get("cube_actions")
+        return cls(**{
+            **d, "order": tuple(d["order"]), "rewards": tuple(d["rewards"]),
+            "cube_actions": None if cube is None else tuple(tuple(c) for c in cube),
+        })  # fmt: skip
 
 
 def _cube_actions(
@@ -230,9 +242,12 @@ def play_table(
     move_time_limit: float | None = None,
     first_move_time_limit: float | None = None,
     fail_fast: bool = False,
+    journal: ArenaJournal | None = None,
 ) -> list[GameResult]:
     """Play ``seeds`` seeds x every seat order of the agents ``specs`` (one per seat), or
     with ``distinct_orders`` only the orders that differ in which *names* sit where.
+    ``journal``: the games it records for this table are taken as played, and each game played
+    is recorded in it (:mod:`.journal`).
 
     ``move_time_limit``: seconds an agent may take for a move (None: no limit);
     ``first_move_time_limit``: for each agent's first move in the first game (default the
@@ -249,11 +264,20 @@ def play_table(
     tasks = [(seed + s, order) for s in range(seeds) for order in orders]
     timer = MoveTimer(move_time_limit, first_move_time_limit)  # checks the limits first
     results: list[GameResult] = []
-    bar = _bar(len(tasks), progress, specs)
+    if journal is not None:  # the games recorded are not played again
+        recorded = [GameResult.from_json(r) for r in journal.recorded(list(specs))]
+        wanted = set(tasks)
+        results = [r for r in recorded if (r.seed, r.order) in wanted]
+        done = {(r.seed, r.order) for r in results}
+        tasks = [task for task in tasks if task not in done]
+    bar = _bar(len(tasks) + len(results), progress, specs)
+    bar.update(len(results))
 
     def take(result: GameResult) -> bool:
         """Keep ``result``; True when the table stops here (a forfeit with ``fail_fast``)."""
         results.append(result)
+        if journal is not None:
+            journal.append(list(specs), asdict(result))
         bar.update(1)
         return fail_fast and result.forfeit is not None
 
@@ -467,6 +491,7 @@ def evaluate(
     move_time_limit: float | None = None,
     first_move_time_limit: float | None = None,
     fail_fast: bool = False,
+    journal: str | os.PathLike | None = None,
 ) -> ArenaReport:
     """Run the arena: ``seeds`` seeds x both seat orders per pair of agents (see
     :func:`pairings`), or, for a HiLo table of more than two players (``mode="table"``), all
@@ -474,7 +499,8 @@ def evaluate(
     that cannot be made (an unknown name, listing the valid agents; a bad parameter; a missing
     checkpoint). ``move_time_limit``, ``first_move_time_limit`` and
     ``fail_fast``: see :func:`play_table`; the report's ``forfeits`` counts the games each agent
-    lost by forfeit."""
+    lost by forfeit. ``journal``: a file recording every game as it ends (:mod:`.journal`);
+    run again with it, an evaluation that was killed plays only the games not recorded."""
     options = dict(options or {})
     check_table_counts(seeds, seed, opening_plies, workers)
     for spec in agents:
@@ -487,10 +513,41 @@ def evaluate(
     from spieltisch.envs import make
 
     num_seats = len(make(game, **options).possible_agents)
+    record = None
+    if journal is not None:  # what makes the games recorded the same games as these
+        header = {"game": game, "options": options, "opening_plies": opening_plies,
+                  "move_time_limit": move_time_limit}  # fmt: skip
+        record = ArenaJournal(check_output_path(journal), header)
     limits = {
         "move_time_limit": move_time_limit, "first_move_time_limit": first_move_time_limit,
-        "fail_fast": fail_fast,
+        "fail_fast": fail_fast, "journal": record,
     }  # fmt: skip
+    try:
+        return _evaluate_tables(
+            game, agents, seeds, seed, mode, options, opening_plies, workers, progress,
+            bootstrap, num_seats, limits,
+        )  # fmt: skip
+    finally:
+        if record is not None:
+            record.close()
+
+
+def _evaluate_tables(
+    game: str,
+    agents: Sequence[str],
+    seeds: int,
+    seed: int,
+    mode: str,
+    options: dict[str, Any],
+    opening_plies: int,
+    workers: int,
+    progress: bool,
+    bootstrap: int,
+    num_seats: int,
+    limits: dict[str, Any],
+) -> ArenaReport:
+    """:func:`evaluate` once its input is checked: the tables played and summarized."""
+    move_time_limit = limits["move_time_limit"]
     if num_seats > 2 or mode == "table":
         results = play_table(
             game, agents, seeds, seed, options, opening_plies, workers, progress, num_seats,

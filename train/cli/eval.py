@@ -124,6 +124,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--json", metavar="PATH", help="write the report as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the report as a Markdown table")
     p.add_argument("--plot", metavar="PATH", help="write a plot (PNG)")
+    p.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="record every game in this file as it ends (JSON lines); the same command run "
+        "again with it plays only the games not recorded, so a killed evaluation continues "
+        "where it stopped (more --seeds extend it; a journal of other games is refused)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p  # fmt: skip
 
@@ -142,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             args.game, args.agents, args.seeds, args.seed, mode, options, opening,
             args.workers, progress=not args.no_progress, move_time_limit=args.move_time_limit,
             first_move_time_limit=args.first_move_time_limit, fail_fast=args.fail_fast,
+            journal=args.journal,
         )  # fmt: skip
     except AgentFailure as err:
         print(f"spieltisch eval: an agent failed: {err}", file=sys.stderr)

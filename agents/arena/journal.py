@@ -1,0 +1,91 @@
+"""An arena journal: every finished game of an evaluation, one JSON line each, so that a killed
+evaluation continues where it stopped (``spieltisch eval ... --journal FILE``).
+
+The arena's games reproduce from their seed and seat order whatever the number of workers, so
+a game recorded once need not be played again: :func:`~.evaluation.play_table` skips the games
+its journal holds and plays the rest. The first line says which games the file holds (the game,
+its options, the random opening plies, the move time limit); a journal of other games is
+refused rather than mixed in. Each later line is one game of one table of agents (their names in
+table order) with its result. More seeds than recorded extend a journal; a line cut short by a
+kill is dropped when the journal is opened again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+FORMAT = "spieltisch-arena-journal"
+VERSION = 1
+
+
+class ArenaJournal:
+    """The games recorded in a journal file, and the file open to record more."""
+
+    def __init__(self, path: str | os.PathLike, header: dict[str, Any]) -> None:
+        """Open (or start) the journal at ``path`` for games described by ``header`` (JSON
+        values); ValueError if the file holds other games or is not a journal."""
+        self.path = Path(path)
+        self.header = {"format": FORMAT, "version": VERSION, **header}
+        self.entries: list[dict[str, Any]] = []
+        lines = self._complete_lines() if self.path.exists() else []
+        if lines:
+            self._read(lines)
+            self._file = open(self.path, "a")  # noqa: SIM115 -- closed by close()
+        else:  # a new journal (or one killed before its first line was whole)
+            self._file = open(self.path, "w")  # noqa: SIM115
+            self._write(self.header)
+
+    def _complete_lines(self) -> list[str]:
+        """The file's whole lines; a last line cut short (a kill while writing) is dropped
+        from the file too, so that the next record starts on a line of its own."""
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            with open(self.path, "r+b") as f:
+                f.truncate(end)
+        return data[:end].decode(errors="replace").splitlines()
+
+    def _read(self, lines: list[str]) -> None:
+        try:
+            recorded = json.loads(lines[0])
+        except json.JSONDecodeError:
+            recorded = None
+        if not isinstance(recorded, dict) or recorded.get("format") != FORMAT:
+            raise ValueError(f"{self.path} is not an arena journal")
+        if recorded != self.header:
+            keys = sorted(self.header.keys() | recorded.keys())
+            differ = [
+                f"{k}: {recorded.get(k)!r} there, {self.header.get(k)!r} here"
+                for k in keys
+                if self.header.get(k) != recorded.get(k)
+            ]
+            raise ValueError(
+                f"{self.path} records other games ({'; '.join(differ)}); give another journal"
+            )
+        for number, line in enumerate(lines[1:], start=2):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{self.path}, line {number}: not JSON ({err.msg})") from None
+            if not isinstance(entry, dict) or not {"agents", "result"} <= entry.keys():
+                raise ValueError(f"{self.path}, line {number}: not a recorded game")
+            self.entries.append(entry)
+
+    def recorded(self, agents: list[str]) -> list[dict[str, Any]]:
+        """The results recorded for the table ``agents`` (names in table order)."""
+        return [e["result"] for e in self.entries if e["agents"] == agents]
+
+    def append(self, agents: list[str], result: dict[str, Any]) -> None:
+        """Record one finished game of the table ``agents``, on disk before this returns."""
+        self._write({"agents": agents, "result": result})
+
+    def _write(self, value: dict[str, Any]) -> None:
+        self._file.write(json.dumps(value) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
