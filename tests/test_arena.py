@@ -372,3 +372,27 @@ def test_a_killed_eval_command_continues_from_its_journal(tmp_path) -> None:
                    timeout=300)  # fmt: skip
     assert json.loads(resumed.read_text())["pairs"] == json.loads(whole.read_text())["pairs"]
     assert len(journal.read_text().splitlines()) == 1 + 80
+
+
+def test_game_results_read_back_from_json_as_they_were() -> None:
+    from dataclasses import asdict
+
+    from spieltisch.agents.arena import GameResult
+
+    for result in (
+        GameResult(
+            3, (1, 0), (2.0, -2.0), 91, win_type="gammon", cube_actions=((1, 0, 0), (0, 1, 0))
+        ),
+        GameResult(4, (0, 2, 1), (1.0, -1.0, 0.0), 17, True),
+        GameResult(
+            5,
+            (0, 1),
+            (-1.0, 1.0),
+            3,
+            win_type="forfeit",
+            error="raised",
+            forfeit=0,
+            forfeit_reason="error",
+        ),
+    ):
+        assert GameResult.from_json(json.loads(json.dumps(asdict(result)))) == result
