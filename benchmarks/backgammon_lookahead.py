@@ -22,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 from _common import add_run_options, result_path, shrink_if_quick, write_json, write_text
@@ -38,13 +40,25 @@ def with_ply(agent: str, ply: int, extra: str = "") -> str:
 
 
 def match(
-    agent: str, opponent: str, games: int, seed: int, workers: int, progress: bool = False
+    agent: str,
+    opponent: str,
+    games: int,
+    seed: int,
+    workers: int,
+    progress: bool = False,
+    journal_dir: Path | None = None,
 ) -> dict:
     """``agent`` against ``opponent``: ``games // 2`` seeds, each played in both seat orders
-    (``progress``: the arena's progress bar on stderr)."""
+    (``progress``: the arena's progress bar on stderr; ``journal_dir``: each match's games
+    recorded in a file there as they end, so that a killed run continues, see the arena's
+    journal)."""
     started = time.perf_counter()
+    journal = None
+    if journal_dir is not None:
+        name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{agent}_vs_{opponent}")
+        journal = journal_dir / f"{name}.jsonl"
     report = evaluate("backgammon", [agent, opponent], seeds=max(1, games // 2), seed=seed,
-                      workers=workers, progress=progress)  # fmt: skip
+                      workers=workers, progress=progress, journal=journal)  # fmt: skip
     p = report.pairs[0]
     return {
         "agent": agent,
@@ -149,11 +163,17 @@ def main() -> None:
                     help="with --append: a row measured again on the seeds that follow its "
                     "recorded ones (--seed where they ended) extends it to the games of both")  # fmt: skip
     ap.add_argument("--no-progress", action="store_true", help="no progress bar per match")
+    ap.add_argument("--journal-dir", type=Path,
+                    help="record each match's games in a file in this folder as they end: the "
+                    "same command run again after a kill plays only the games not recorded "
+                    "(a row's seconds are then this run's)")  # fmt: skip
     add_run_options(ap)
     args = ap.parse_args()
     shrink_if_quick(args, plies=[1], pubeval_games=[4], gnubg_games=[4], equal_games=[2], workers=1)
     if any(n not in (1, 2, 3) for n in args.plies):
         ap.error("--plies: the agent looks 1, 2 or 3 plies ahead")
+    if args.journal_dir is not None:
+        args.journal_dir.mkdir(parents=True, exist_ok=True)
     if args.extend and not args.append:
         ap.error("--extend extends recorded rows: give --append too")
     if min(args.pubeval_games + args.gnubg_games + args.equal_games) < 0:
@@ -168,7 +188,10 @@ def main() -> None:
             games = counts[min(max(at, 0), len(counts) - 1)]
             if games == 0:  # e.g. one opponent measured again, with --append
                 continue
-            row = match(agent, opponent, games, args.seed, args.workers, not args.no_progress)
+            row = match(
+                agent, opponent, games, args.seed, args.workers, not args.no_progress,
+                args.journal_dir,
+            )  # fmt: skip
             row["ply"] = ply
             rows.append(row)
             print(

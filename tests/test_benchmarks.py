@@ -558,7 +558,7 @@ def test_backgammon_lookahead_append_replaces_rows_measured_again():
     assert [r["command"] for r in runs] == ["A", "C"]
 
 
-def test_backgammon_lookahead_extend_is_the_longer_run():
+def test_backgammon_lookahead_extend_is_the_longer_run(tmp_path):
     """``--extend``: a match recorded on seeds [s, s + a) extended by one on [s + a, s + a + b)
     has the row of one run on [s, s + a + b): the same games, mean, interval and wins (the
     union's statistics are exact); a run on other seeds or of another match is refused; the
@@ -584,6 +584,15 @@ def test_backgammon_lookahead_extend_is_the_longer_run():
         lookahead.extend_row(first, row(110, 2, "C"))
     with pytest.raises(ValueError, match="another match"):
         lookahead.extend_row(first, second | {"opponent": "gnubg"})
+    # --journal-dir: the match's games recorded, and read back instead of played again
+    journaled = [
+        lookahead.match("pubeval", "greedy", 30, 100, 1, journal_dir=tmp_path) for _ in "ab"
+    ]
+    for again in journaled:
+        assert {k: again[k] for k in ("games", "ppg", "ppg_low", "win_rate")} == {
+            k: whole[k] for k in ("games", "ppg", "ppg_low", "win_rate")
+        }
+    assert len((tmp_path / "pubeval_vs_greedy.jsonl").read_text().splitlines()) == 1 + 30
     earlier = {"runs": [{"command": "A"}, {"command": "Z"}], "rows": [first]}
     rows, runs = lookahead.merge_recorded(earlier, [extended], [{"command": "B"}])
     assert rows == [extended] and [r["command"] for r in runs] == ["A", "B"]
