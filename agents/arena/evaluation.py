@@ -522,32 +522,6 @@ def evaluate(
         "move_time_limit": move_time_limit, "first_move_time_limit": first_move_time_limit,
         "fail_fast": fail_fast, "journal": record,
     }  # fmt: skip
-    try:
-        return _evaluate_tables(
-            game, agents, seeds, seed, mode, options, opening_plies, workers, progress,
-            bootstrap, num_seats, limits,
-        )  # fmt: skip
-    finally:
-        if record is not None:
-            record.close()
-
-
-def _evaluate_tables(
-    game: str,
-    agents: Sequence[str],
-    seeds: int,
-    seed: int,
-    mode: str,
-    options: dict[str, Any],
-    opening_plies: int,
-    workers: int,
-    progress: bool,
-    bootstrap: int,
-    num_seats: int,
-    limits: dict[str, Any],
-) -> ArenaReport:
-    """:func:`evaluate` once its input is checked: the tables played and summarized."""
-    move_time_limit = limits["move_time_limit"]
     if num_seats > 2 or mode == "table":
         results = play_table(
             game, agents, seeds, seed, options, opening_plies, workers, progress, num_seats,

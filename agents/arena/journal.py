@@ -22,7 +22,8 @@ VERSION = 1
 
 
 class ArenaJournal:
-    """The games recorded in a journal file, and the file open to record more."""
+    """The games recorded in a journal file; :meth:`append` records more (each write opens the
+    file, so nothing is held open between games and there is nothing to close)."""
 
     def __init__(self, path: str | os.PathLike, header: dict[str, Any]) -> None:
         """Open (or start) the journal at ``path`` for games described by ``header`` (JSON
@@ -33,9 +34,7 @@ class ArenaJournal:
         lines = self._complete_lines() if self.path.exists() else []
         if lines:
             self._read(lines)
-            self._file = open(self.path, "a")  # noqa: SIM115 -- closed by close()
         else:  # a new journal (or one killed before its first line was whole)
-            self._file = open(self.path, "w")  # noqa: SIM115
             self._write(self.header)
 
     def _complete_lines(self) -> list[str]:
@@ -83,9 +82,7 @@ class ArenaJournal:
         self._write({"agents": agents, "result": result})
 
     def _write(self, value: dict[str, Any]) -> None:
-        self._file.write(json.dumps(value) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        self._file.close()
+        with open(self.path, "a") as f:
+            f.write(json.dumps(value) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
