@@ -13,12 +13,14 @@ import torch
 from spieltisch.agents.arena import evaluate
 from spieltisch.agents.kalaha.accuracy import move_accuracy
 from spieltisch.agents.kalaha.solver import KalahaSolver
-from spieltisch.agents.neural.checkpoint import load_checkpoint
+from spieltisch.agents.neural.agents import PRETRAINED_DIR
+from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
 from spieltisch.agents.neural.gumbel_search import policy_evaluator
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs.kalaha import KalahaGame
 from spieltisch.train.alphazero import (
+    AlphaZeroTrainer,
     ReplayBuffer,
     alphazero_loss,
     make_search,
@@ -129,6 +131,62 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         make_agent(f"checkpoint:{path}:sims=4,dets=2", "kalaha", game_options=SMALL)
     with pytest.raises(ValueError, match="'dets' needs 'sims'"):
         make_agent(f"checkpoint:{path}:dets=2", "kalaha", game_options=SMALL)
+
+
+def test_init_checkpoint_starts_from_those_weights_and_resume_does_not_read_it(tmp_path) -> None:
+    train(config(tmp_path, "parent", "stop_after_iterations=1", "total_positions=100"))
+    parent = load_checkpoint(tmp_path / "parent" / "final").tensors
+    init = f"init_checkpoint=checkpoint:{tmp_path / 'parent' / 'final'}"
+    lines: list[str] = []
+    trainer = AlphaZeroTrainer(config(tmp_path, "child", init), log=lines.append)
+    start = trainer.state.net.state_dict()
+    assert all(torch.equal(start[k], parent[f"model.{k}"]) for k in start)
+    assert lines == [f"initialised from checkpoint:{tmp_path / 'parent' / 'final'}"]
+    fresh = AlphaZeroTrainer(config(tmp_path, "fresh")).state.net.state_dict()
+    assert not all(torch.equal(start[k], fresh[k]) for k in start)
+    # A fine-tuning run resumes from its own checkpoint, even once the parent is gone
+    train(config(tmp_path, "child", init, "stop_after_iterations=2"))
+    whole = train(config(tmp_path, "whole", init, "stop_after_iterations=3"))
+    for suffix in (".safetensors", ".json"):
+        (tmp_path / "parent" / f"final{suffix}").rename(tmp_path / "parent" / f"moved{suffix}")
+    resumed = train(config(tmp_path, "child", init, "stop_after_iterations=1"), resume=True)
+    assert resumed["global_step"] == whole["global_step"]
+    a, b = checkpoint_tensors(tmp_path / "whole"), checkpoint_tensors(tmp_path / "child")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    with pytest.raises(CheckpointError, match=r"init_checkpoint .*final"):
+        AlphaZeroTrainer(config(tmp_path, "again", init))
+
+
+@pytest.mark.parametrize(
+    ("init", "extra", "words"),
+    [
+        (
+            "pretrained:kalaha",
+            ["game_options={pits: 6, seeds: 6, rules: goki}"],
+            "differs from the config's: hidden \\(256, 256\\) \\(the config gives \\(32,\\)\\)",
+        ),
+        ("pretrained:kalaha", [], "was trained with pits=6"),
+        (
+            f"checkpoint:{PRETRAINED_DIR / 'hus.safetensors'}",
+            [],
+            "a network for hus, not for kalaha",
+        ),
+        ("pretrained:kalaha:sims=4", [], "without agent parameters \\(sims=4\\)"),
+        ("checkpoint:/no/such/file", [], "init_checkpoint"),
+    ],
+)
+def test_init_checkpoint_that_does_not_fit_is_named(tmp_path, init, extra, words) -> None:
+    with pytest.raises(CheckpointError, match=words):
+        AlphaZeroTrainer(config(tmp_path, "x", f"init_checkpoint={init}", *extra))
+
+
+def test_init_checkpoint_must_name_a_network_of_the_game() -> None:
+    with pytest.raises(ConfigError, match="'init_checkpoint' must be pretrained:GAME"):
+        build_config({"game": "kalaha", "algorithm": "alphazero"}, ["init_checkpoint=random"])
+    with pytest.raises(ConfigError, match="pretrained:hus is not a kalaha network"):
+        build_config(
+            {"game": "kalaha", "algorithm": "alphazero"}, ["init_checkpoint=pretrained:hus"]
+        )
 
 
 @pytest.mark.parametrize(

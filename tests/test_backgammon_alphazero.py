@@ -234,9 +234,13 @@ def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> N
 
 
 def test_backgammon_keys_are_refused_for_other_games() -> None:
-    for key in ("temperature=0.1", "policy_weight=2", "init_checkpoint=pretrained:backgammon"):
+    for key in ("temperature=0.1", "policy_weight=2"):
         with pytest.raises(ConfigError, match="for game backgammon only"):
             build_config({"game": "kalaha", "algorithm": "alphazero"}, [key])
+    with pytest.raises(ConfigError, match="pretrained:backgammon is not a kalaha network"):
+        build_config(
+            {"game": "kalaha", "algorithm": "alphazero"}, ["init_checkpoint=pretrained:backgammon"]
+        )
 
 
 def test_shipped_config_and_the_command_line(tmp_path, capsys) -> None:

@@ -11,6 +11,7 @@ import pytest
 import torch
 from spieltisch.agents.backgammon import td_value
 from spieltisch.agents.neural import onnx_export
+from spieltisch.agents.neural.agents import pretrained_path
 from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
 from spieltisch.agents.neural.features import feature_set
 from spieltisch.agents.neural.onnx_export import (
@@ -157,7 +158,7 @@ def test_every_shipped_network_runs_in_onnxruntime_and_matches(name, options, sh
     meta = export_onnx(name, out, options)
     assert read_metadata(out) == meta
     algo = name.split("algo=")[1] if "algo=" in name else None
-    ckpt = load_checkpoint(onnx_export.pretrained_path(name.split(":")[1], options, algo))
+    ckpt = load_checkpoint(pretrained_path(name.split(":")[1], options, algo))
     assert ckpt.path.stem == shipped
     # provenance: the very checkpoint, its game, env version and rules
     assert meta["checkpoint_weights_sha256"] == ckpt.meta["weights_sha256"]
@@ -200,9 +201,7 @@ def test_the_exported_policy_plays_the_agents_moves(name, tmp_path):
     export_onnx(name, tmp_path / "hus.onnx")
     session = _session(tmp_path / "hus.onnx")
     agent = make_agent(name, "hus", seed=0)
-    net = load_checkpoint(
-        onnx_export.pretrained_path("hus", algo=name.partition("algo=")[2] or None)
-    ).policy()
+    net = load_checkpoint(pretrained_path("hus", algo=name.partition("algo=")[2] or None)).policy()
     env = make("hus")
     rng = np.random.default_rng(3)
     moves = 0

@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+from spieltisch.agents.neural.agents import load_network
+from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from spieltisch.agents.neural.determinized_search import InformationSetSearch
 from spieltisch.agents.neural.gumbel_search import (
     GumbelSearch,
@@ -49,7 +50,7 @@ from spieltisch.agents.neural.gumbel_search import (
     game_outcome,
     policy_evaluator,
 )
-from spieltisch.agents.neural.policy import PolicyNet
+from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.envs import perfect_information
 from spieltisch.envs._common.batch import BatchedGame, sample_legal_actions
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, AlphaZeroConfig
@@ -114,6 +115,27 @@ def make_search(
     return InformationSetSearch(
         config, cfg.determinizations, lambda n: make_games(cfg.game, cfg.game_options, n)
     )
+
+
+def initial_weights(cfg: AlphaZeroConfig, arch: PolicyArch) -> dict[str, torch.Tensor]:
+    """The weights of ``init_checkpoint``, a network of the config's game, rules options and
+    architecture ``arch``; raises :class:`CheckpointError` naming what differs."""
+    name = cfg.init_checkpoint
+    try:
+        ckpt = load_network(name, cfg.game_options, cfg.game)
+    except CheckpointError as err:
+        raise CheckpointError(f"init_checkpoint {err}") from err
+    net = ckpt.policy()
+    differ = [
+        f"{key} {getattr(net.arch, key)!r} (the config gives {getattr(arch, key)!r})"
+        for key in arch.__dataclass_fields__
+        if getattr(net.arch, key) != getattr(arch, key)
+    ]
+    if differ:
+        raise CheckpointError(
+            f"init_checkpoint {name}: its network differs from the config's: {'; '.join(differ)}"
+        )
+    return net.state_dict()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -342,7 +364,11 @@ class AlphaZeroTrainer(IterationTrainer):
     resumable_keys = frozenset(RESUMABLE_CHANGES)
 
     def __init__(
-        self, cfg: AlphaZeroConfig, collect: Callable[[PolicyNet, Any], SelfPlay] | None = None
+        self,
+        cfg: AlphaZeroConfig,
+        collect: Callable[[PolicyNet, Any], SelfPlay] | None = None,
+        resume: bool = False,
+        log: Any = print,
     ) -> None:
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
@@ -350,7 +376,11 @@ class AlphaZeroTrainer(IterationTrainer):
         self.collect = collect
         self.device = resolve_device(cfg.device)
         self.games = make_games(cfg.game, cfg.game_options, cfg.num_games)
-        net = PolicyNet(make_arch(cfg, self.games)).to(self.device)
+        net = PolicyNet(make_arch(cfg, self.games))
+        if cfg.init_checkpoint and not resume:  # resumed: the run's checkpoint has the weights
+            net.load_state_dict(initial_weights(cfg, net.arch))
+            log(f"initialised from {cfg.init_checkpoint}")
+        net = net.to(self.device)
         optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         arch = net.arch
         replay = ReplayBuffer(
@@ -533,5 +563,12 @@ def train(
     """Run (or resume) a Gumbel AlphaZero run; returns the final metrics (see
     :func:`spieltisch.train.run_loop.run`, also for ``overwrite``). ``collect(net, state)``, if
     given, plays each iteration's self-play instead of :func:`self_play` here (the Ray rollout
-    workers of :mod:`spieltisch.train.ray_rollouts`)."""
-    return run(AlphaZeroTrainer(cfg, collect), resume, log, overwrite)
+    workers of :mod:`spieltisch.train.ray_rollouts`). Backgammon has its own trainer (a TD
+    value net searched over chance nodes): :func:`spieltisch.train.alphazero_backgammon.train`."""
+    if cfg.game == "backgammon":
+        if collect is not None:
+            raise ValueError("backgammon's AlphaZero plays its games itself (no collect)")
+        from spieltisch.train.alphazero_backgammon import train as train_backgammon
+
+        return train_backgammon(cfg, resume, log, overwrite)
+    return run(AlphaZeroTrainer(cfg, collect, resume, log), resume, log, overwrite)

@@ -330,9 +330,14 @@ class AlphaZeroConfig(RunConfig):
 
     # --- backgammon only (train/alphazero_backgammon.py; refused for the other games) ---
     init_checkpoint: str | None = None
-    """backgammon: start from this TD value net instead of random weights: pretrained:backgammon
-    (the shipped net) or the path of a TD checkpoint (a TD run's final, or this trainer's); its
-    hidden units must be the config's hidden (one width, e.g. [80]); not read on --resume"""
+    """start from these weights instead of random ones (fine-tuning); not read on --resume.
+    Backgammon: a TD value net, pretrained:backgammon[:algo=ALGO] (a shipped net) or the path
+    of a TD checkpoint (a TD run's final, or this trainer's); its hidden units must be the
+    config's hidden (one width, e.g. [80]). Other games: a policy-value network,
+    pretrained:GAME[:algo=ALGO] or checkpoint:PATH (a run's final, best or checkpoint), of the
+    same game and rules options, whose architecture is the config's (hidden, residual_blocks,
+    count_bins, features, value_per_seat); the optimizer, replay buffer and counters start
+    afresh"""
     temperature: float = 0.05
     """backgammon: the prior's temperature T, logits = afterstate equity / T, in the search and
     in the policy loss softmax(u(b) / T) (agents/backgammon/chance_search.py)"""
@@ -664,9 +669,21 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         _check_backgammon_alphazero(cfg, source)
     else:
         defaults = AlphaZeroConfig()
-        for key in ("init_checkpoint", "temperature", "policy_weight"):
+        for key in ("temperature", "policy_weight"):
             if getattr(cfg, key) != getattr(defaults, key):
                 raise ConfigError(f"{source}: key {key!r} is for game backgammon only")
+        if cfg.init_checkpoint is not None:
+            prefix, _, rest = cfg.init_checkpoint.partition(":")
+            if prefix not in ("pretrained", "checkpoint"):
+                raise ConfigError(
+                    f"{source}: key 'init_checkpoint' must be pretrained:GAME[:algo=ALGO] or "
+                    f"checkpoint:PATH, got {cfg.init_checkpoint!r}"
+                )
+            if prefix == "pretrained" and rest.partition(":")[0] != cfg.game:
+                raise ConfigError(
+                    f"{source}: key 'init_checkpoint' {cfg.init_checkpoint} is not a {cfg.game} "
+                    f"network (pretrained:{cfg.game}[:algo=ALGO])"
+                )
     for name in cfg.eval_opponents:
         _check_agent(cfg, "eval_opponents", name, source, prefixed=cfg.game == "backgammon")
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from spieltisch.agents.base import Agent
-from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
+from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 
 PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 
@@ -146,6 +146,60 @@ def split_parameters(prefix: str, value: str) -> tuple[str, dict[str, Any]]:
                 raise ValueError(f"{prefix}:{value}: the parameter {key!r} is given twice")
             params[key] = setting
     return value, params
+
+
+class NetworkNameError(CheckpointError):
+    """A name that does not name a network (:func:`load_network`)."""
+
+
+def load_network(
+    name: str, game_options: dict[str, Any] | None = None, game: str | None = None
+) -> Checkpoint:
+    """The checkpoint of the network named ``name``: ``pretrained:<game>`` (the shipped network
+    for the game with ``game_options``: ``pretrained:kalaha`` with ``{"seeds": 4}`` is Kalah(6,4)'s;
+    with ``:algo=ALGO`` the one shipped for that algorithm, ``pretrained:hus:algo=ppo``) or
+    ``checkpoint:<path>``; ``game_options`` must agree with those it was trained with. Raises
+    :class:`CheckpointError` naming the problem (:class:`NetworkNameError` for a name that is not
+    a network's, e.g. an agent with play parameters). ``game``: the game the network must be
+    for (checked before the options)."""
+    from spieltisch.envs import GAMES, make_batch
+
+    options = dict(game_options or {})
+    prefix, sep, value = name.partition(":")
+    if not sep or prefix not in ("pretrained", "checkpoint") or not value:
+        raise NetworkNameError(
+            f"{name!r}: name a network, pretrained:GAME[:algo=ALGO] "
+            f"({', '.join(sorted(GAMES))}) or checkpoint:PATH"
+        )
+    try:
+        network, params = split_parameters(prefix, value)
+    except ValueError as err:
+        raise NetworkNameError(str(err)) from err
+    algo = params.pop("algo", None) if prefix == "pretrained" else None
+    if params:  # algo= picks a shipped network; anything else is how an agent plays it
+        given = ",".join(f"{k}={v}" for k, v in params.items())
+        keep = f"{prefix}:{network}" + (f":algo={algo}" if algo is not None else "")
+        raise NetworkNameError(
+            f"{name}: a network is named alone, without agent parameters ({given}); name {keep}"
+        )
+    if prefix == "pretrained" and network not in GAMES:
+        raise NetworkNameError(f"pretrained:{network}: unknown game; games are {sorted(GAMES)}")
+    try:
+        if prefix == "pretrained":
+            _check_game(name, network, game)
+            make_batch(network, 1, **options)  # unknown or invalid options are named here
+            ckpt = load_checkpoint(pretrained_path(network, options, algo), network)
+        else:
+            ckpt = load_checkpoint(network)
+            _check_game(name, ckpt.meta.get("game"), game)
+            if options and ckpt.meta.get("game") in GAMES:
+                make_batch(ckpt.meta["game"], 1, **options)
+        _check_options(ckpt.game_options, options, name)
+    except CheckpointError:
+        raise
+    except (ValueError, TypeError) as err:
+        raise CheckpointError(str(err)) from err
+    return ckpt
 
 
 def make_prefixed_agent(
@@ -284,3 +338,8 @@ def make_prefixed_agent(
     agent.name = f"{prefix}:{value}"
     agent.trained_options = ckpt.game_options  # what its value means (analysis)
     return agent
+
+
+def _check_game(name: str, found: str | None, wanted: str | None) -> None:
+    if wanted is not None and found != wanted:
+        raise CheckpointError(f"{name}: a network for {found}, not for {wanted}")

@@ -43,11 +43,12 @@ import numpy as np
 import torch
 from spieltisch.agents.backgammon import td_value
 from spieltisch.agents.files import check_output_path, write_atomic
+from spieltisch.agents.neural import agents as agents_module
 from spieltisch.agents.neural import features as features_module
-from spieltisch.agents.neural.agents import _check_options, pretrained_path, split_parameters
-from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from spieltisch.agents.neural.agents import NetworkNameError
+from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError
 from spieltisch.agents.neural.policy import MASKED_LOGIT, PolicyNet
-from spieltisch.envs import GAMES, env_module, make_batch
+from spieltisch.envs import GAMES, env_module
 from spieltisch.envs.backgammon import rules as bg
 from torch import nn
 
@@ -372,47 +373,14 @@ def _write(out: Path, data: bytes) -> None:
 
 
 def load_network(name: str, game_options: dict[str, Any] | None = None) -> Checkpoint:
-    """The checkpoint of ``pretrained:<game>`` (the shipped network for the game with
-    ``game_options``: ``pretrained:kalaha`` with ``{"seeds": 4}`` is Kalah(6,4)'s; with
-    ``:algo=ALGO`` the one shipped for that algorithm, ``pretrained:hus:algo=ppo``) or
-    ``checkpoint:<path>``; ``game_options`` must agree with those it was trained with."""
-    options = dict(game_options or {})
-    prefix, sep, value = name.partition(":")
-    if not sep or prefix not in ("pretrained", "checkpoint") or not value:
-        raise OnnxExportError(
-            f"cannot export {name!r}: name a network, pretrained:GAME[:algo=ALGO] "
-            f"({', '.join(sorted(GAMES))}) or checkpoint:PATH"
-        )
+    """:func:`spieltisch.agents.neural.agents.load_network`, its errors as
+    :class:`OnnxExportError` (a name that is not a network's: ``cannot export NAME: ...``)."""
     try:
-        network, params = split_parameters(prefix, value)
-    except ValueError as err:
-        raise OnnxExportError(str(err)) from err
-    algo = params.pop("algo", None) if prefix == "pretrained" else None
-    if params:  # algo= picks a shipped network; anything else is how an agent plays it
-        given = ",".join(f"{k}={v}" for k, v in params.items())
-        keep = f"{prefix}:{network}" + (f":algo={algo}" if algo is not None else "")
-        raise OnnxExportError(
-            f"{name}: export takes the network alone, without agent parameters ({given}); "
-            f"export {keep}"
-        )
-    try:
-        if prefix == "pretrained":
-            if network not in GAMES:
-                raise OnnxExportError(
-                    f"pretrained:{network}: unknown game; games are {sorted(GAMES)}"
-                )
-            make_batch(network, 1, **options)  # unknown or invalid options are named here
-            ckpt = load_checkpoint(pretrained_path(network, options, algo), network)
-        else:
-            ckpt = load_checkpoint(network)
-            if options and ckpt.meta.get("game") in GAMES:
-                make_batch(ckpt.meta["game"], 1, **options)
-        _check_options(ckpt.game_options, options, name)
-    except OnnxExportError:
-        raise
+        return agents_module.load_network(name, game_options)
+    except NetworkNameError as err:
+        raise OnnxExportError(f"cannot export {err}") from err
     except (ValueError, TypeError) as err:  # CheckpointError is a ValueError
         raise OnnxExportError(str(err)) from err
-    return ckpt
 
 
 def export_onnx(

@@ -87,9 +87,7 @@ def run(args: argparse.Namespace) -> int:
         from spieltisch.train.td import train
     elif cfg.algorithm == "rollout":
         from spieltisch.train.rollout_targets import train
-    elif cfg.algorithm == "alphazero" and cfg.game == "backgammon":
-        from spieltisch.train.alphazero_backgammon import train
-    elif cfg.algorithm == "alphazero":
+    elif cfg.algorithm == "alphazero":  # backgammon's has its own trainer, behind this train
         from spieltisch.train.alphazero import train
     else:
         from spieltisch.train.ppo import train
