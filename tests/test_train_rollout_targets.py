@@ -152,6 +152,75 @@ def test_fit_samples_moves_each_class_net_towards_its_targets(params) -> None:
 
 
 # --- the trainer ------------------------------------------------------------------------------
+# --- 2-ply targets -----------------------------------------------------------------------------
+def ply2_reference(params, board: np.ndarray, mover: int) -> np.ndarray:
+    """The 2-ply outputs written plainly: each of the opponent's 36 rolls through the engine's
+    API, its best reply by 1-ply equity, that reply's outputs turned to the mover's view."""
+    game, total = BackgammonGame(), np.zeros(5)
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):
+            state = game.state_to_roll(board, 1 - mover)
+            state.set_dice(d1, d2)
+            boards = np.ascontiguousarray(state.play_boards(), dtype=np.int32)
+            best = int(np.argmax(tv.evaluate_boards(params, boards, 1 - mover)))
+            y = tv.afterstate_outputs(params, boards[best : best + 1], 1 - mover)[0]
+            total += [1 - y[0], y[3], y[4], y[1], y[2]]
+    return total / 36
+
+
+@pytest.mark.parametrize("net", [NET, "pretrained:backgammon:algo=td_features"])
+def test_ply2_outputs_equal_the_plain_reference_on_self_play_positions(net) -> None:
+    params = make_agent(net, "backgammon").params  # td_features: with a race network
+    positions = self_play_afterstates(params, 30, 0.05, np.random.default_rng(5))
+    boards = [p.s[: k.BOARD_SIZE].astype(np.int32) for p in positions]
+    movers = [1 - p.turn for p in positions]
+    for home, outside in (([3, 3, 3, 2, 2, 2], [2, 3, 3, 3, 2, 2]), ([0] * 6, [3, 3, 3, 2, 2, 2])):
+        race = np.zeros(k.BOARD_SIZE, dtype=np.int32)  # no contact: seat 1 at home, seat 0
+        race[k.SIDE : k.SIDE + 6] = [2, 3, 3, 3, 2, 2]  # home or on its points 7-12
+        race[0:6], race[6:12] = home, outside if home == [0] * 6 else [0] * 6
+        boards.append(race)
+        movers.append(1)
+    boards, movers = np.stack(boards), np.array(movers)
+    assert bool(tv.tf.is_race(boards[-1])) and bool(tv.tf.is_race(boards[-2]))
+    got = tv.outputs_2ply(params, boards, movers)
+    for board, mover, row in zip(boards, movers, got, strict=True):
+        assert np.allclose(row, ply2_reference(params, board, int(mover)), atol=1e-12)
+    # its equity is the 2-ply search's value of the afterstate
+    arrays = tv.net_arrays(params)
+    ws, replies = k.new_workspace(), np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=np.int32)
+    s = np.zeros(k.STATE_SIZE, dtype=np.int32)
+    for board, mover, row in zip(boards[:5], movers[:5], got[:5], strict=True):
+        value = tv.afterstate_value_2ply(
+            *arrays, board, int(mover), s, ws, replies, np.zeros(k.MAX_PLAYS)
+        )
+        assert tv.equity(row) == pytest.approx(value, abs=1e-12)
+
+
+def test_ply2_outputs_of_a_won_afterstate_are_its_result(params) -> None:
+    # seat 0 has borne off all 15; seat 1 still has a checker on its 24-point: a backgammon
+    board = np.zeros(k.BOARD_SIZE, dtype=np.int32)
+    board[k.OFF] = 15
+    board[k.SIDE + 23], board[k.SIDE] = 1, 14  # nothing borne off, one in seat 0's home
+    got = tv.outputs_2ply(params, board[None], np.array([0]))[0]
+    assert got.tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
+
+
+def test_ply2_run_fits_the_2ply_targets_and_resumes_exactly(tmp_path, params) -> None:
+    whole = train(tiny(tmp_path, "whole", "target=ply2"), log=quiet)
+    train(tiny(tmp_path, "split", "target=ply2", "stop_after_iterations=2"), log=quiet)
+    resumed = train(tiny(tmp_path, "split", "target=ply2"), resume=True, log=quiet)
+    assert whole["global_step"] == resumed["global_step"] == 60
+    a = load_checkpoint(latest_checkpoint(tmp_path / "whole"))
+    b = load_checkpoint(latest_checkpoint(tmp_path / "split"))
+    for name in a.tensors:
+        assert torch.equal(a.tensors[name], b.tensors[name]), name
+    # the first iteration's data are the 2-ply outputs of its positions under the starting net
+    data = {n: t.numpy() for n, t in a.tensors.items() if n.startswith("data.")}
+    boards, movers = data["data.boards"][:15], data["data.movers"][:15]
+    assert np.allclose(data["data.targets"][:15], tv.outputs_2ply(params, boards, movers))
+    assert not data["data.se"][:15].any()  # exact: no sampling error
+
+
 def test_shipped_config_is_valid() -> None:
     cfg = load_config(ROOT / "configs" / "backgammon_rollout.yaml")
     assert isinstance(cfg, RolloutConfig) and cfg.rollout_games % 72 == 0
@@ -162,6 +231,7 @@ def test_shipped_config_is_valid() -> None:
     [
         ("rollout_games=100", "'rollout_games' must be a positive multiple of 72"),
         ("truncate=0", "'truncate' must be at least 1"),
+        ("target=ply3", "'target' must be rollout or ply2"),
         ("sample_prob=0", "'sample_prob' must be in"),
         ("lr=0", "'lr' must be positive"),
         (

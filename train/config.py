@@ -397,6 +397,10 @@ class RolloutConfig(RunConfig):
     sample_prob: float = 0.1
     """each afterstate of the self-play games (the current net, greedy at 1 ply) is taken with
     this probability, so the positions spread over whole games"""
+    target: str = "rollout"
+    """what each afterstate is fit to: 'rollout' (rollout_games games with the net, truncate);
+    'ply2' (no sampling: over the opponent's 21 rolls, the net's outputs of its 1-ply best
+    reply, the value a 2-ply search gives the afterstate; rollout_games and truncate unused)"""
     rollout_games: int = 72
     """games per rolled-out position (a multiple of 72: 36 stratified first rolls x duplicate
     dice pairs, agents/backgammon/rollout.py)"""
@@ -559,6 +563,8 @@ def _check_rollout_ranges(cfg: RolloutConfig, source: str) -> None:
         )
     if not 0.0 < cfg.sample_prob <= 1.0:
         raise ConfigError(f"{source}: key 'sample_prob' must be in (0, 1], got {cfg.sample_prob}")
+    if cfg.target not in ("rollout", "ply2"):
+        raise ConfigError(f"{source}: key 'target' must be rollout or ply2, got {cfg.target!r}")
     if cfg.rollout_games < 72 or cfg.rollout_games % 72:
         raise ConfigError(
             f"{source}: key 'rollout_games' must be a positive multiple of 72 (36 first rolls x "

@@ -223,15 +223,19 @@ class RolloutTrainer(IterationTrainer):
         positions = self_play_afterstates(
             state.params, n, cfg.sample_prob, state.rng, threads=cfg.rollout_threads
         )
-        seeds = state.rng.integers(0, 2**62, size=n)
-        on_roll, se = rollout_positions(
-            positions, state.params, cfg.rollout_games, seeds, cfg.truncate,
-            threads=cfg.rollout_threads,
-        )  # fmt: skip
-        t1 = time.perf_counter()
         boards = np.stack([p.s[: k.BOARD_SIZE] for p in positions]).astype(np.int32)
         movers = np.array([1 - p.turn for p in positions], dtype=np.int64)
-        state.data.add(boards, movers, mover_targets(on_roll), se)
+        if cfg.target == "ply2":  # exact over the dice: no sampling error
+            targets, se = tv.outputs_2ply(state.params, boards, movers), np.zeros(n)
+        else:
+            seeds = state.rng.integers(0, 2**62, size=n)
+            on_roll, se = rollout_positions(
+                positions, state.params, cfg.rollout_games, seeds, cfg.truncate,
+                threads=cfg.rollout_threads,
+            )  # fmt: skip
+            targets = mover_targets(on_roll)
+        t1 = time.perf_counter()
+        state.data.add(boards, movers, targets, se)
         samples = round(cfg.fit_passes * n)
         order = state.rng.integers(0, state.data.size, size=samples)
         lr = self.lr()

@@ -401,6 +401,70 @@ def afterstate_value_2ply(W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, s, ws,
 
 
 @numba.njit(cache=True, nogil=True)
+def afterstate_outputs_2ply(
+    W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, s, ws, replies, values, out
+):  # fmt: skip
+    """The five outputs for ``mover`` of afterstate ``row`` two plies deep, into ``out``: over
+    the opponent's 21 rolls (weights 1/36 and 2/36), the outputs of its 1-ply best play (by its
+    equity, the first of equal ones; the exact result where it bears off its last checker),
+    seen from ``mover``. Their equity is :func:`afterstate_value_2ply`'s. A won ``row`` gets
+    its exact result. ``s``, ``ws``, ``replies`` as there; ``values`` room for a roll's plays."""
+    if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
+        result_outputs(row, mover, out)
+        return
+    opp = 1 - mover
+    n_in = W1.shape[0]
+    x = np.zeros(n_in)
+    nz = np.zeros(n_in, dtype=np.int64)
+    h, rh = np.zeros(b1.shape[0]), np.zeros(rb1.shape[0])
+    y, seen = np.zeros(NUM_OUTPUTS), np.zeros(NUM_OUTPUTS)
+    for o in range(NUM_OUTPUTS):
+        out[o] = 0.0
+    for d1 in range(1, 7):
+        for d2 in range(d1, 7):
+            m = roll_plays(row, opp, d1, d2, s, ws, replies)
+            play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies, m, opp, values)
+            best = 0
+            for q in range(1, m):
+                if values[q] > values[best]:
+                    best = q
+            evaluate_afterstate(
+                W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies[best], opp, x, nz, h, rh, y
+            )
+            flip(y, seen)
+            weight = 1.0 if d1 == d2 else 2.0
+            for o in range(NUM_OUTPUTS):
+                out[o] += weight * seen[o]
+    for o in range(NUM_OUTPUTS):
+        out[o] /= 36.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _outputs_2ply_all(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, movers, out, ws):
+    s = np.zeros(k.STATE_SIZE, dtype=boards.dtype)
+    replies = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=boards.dtype)
+    values = np.zeros(k.MAX_PLAYS)
+    for p in range(boards.shape[0]):
+        afterstate_outputs_2ply(
+            W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], movers[p], s, ws, replies, values,
+            out[p],
+        )  # fmt: skip
+
+
+def outputs_2ply(
+    params: dict[str, np.ndarray], boards: np.ndarray, movers: np.ndarray
+) -> np.ndarray:
+    """``(n, 5)``: :func:`afterstate_outputs_2ply` of each afterstate ``boards[p]`` (rows of 52
+    cells) for its mover ``movers[p]``."""
+    boards = np.ascontiguousarray(boards, dtype=np.int32)
+    out = np.zeros((len(boards), NUM_OUTPUTS))
+    _outputs_2ply_all(
+        *net_arrays(params), boards, np.asarray(movers, dtype=np.int64), out, k.new_workspace()
+    )
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
 def afterstate_value_3ply(
     W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, reply_keep, s, ws, replies, out,
     s2, ws2, replies2, out2,
