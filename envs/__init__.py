@@ -32,6 +32,7 @@ __all__ = [
     "GAMES",
     "env_module",
     "make",
+    "options_with_defaults",
     "make_batch",
     "perfect_information",
     *GAMES.values(),
@@ -49,6 +50,20 @@ def perfect_information(game: str) -> bool:
     """Whether every player of ``game`` sees the whole state (False for HiLo's hidden cards):
     the env's own ``perfect_information`` flag."""
     return bool(env_module(game).raw_env.perfect_information)
+
+
+def options_with_defaults(game: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with every env option not given set to its default (``raw_env``'s), so that
+    ``{}`` and ``{"pits": 6}`` compare equal for Kalaha; unknown names are kept as given."""
+    import inspect
+
+    parameters = inspect.signature(env_module(game).raw_env.__init__).parameters
+    defaults = {
+        name: p.default
+        for name, p in parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    return {**defaults, **options}
 
 
 def make(game: str, /, **options: Any) -> Any:

@@ -325,7 +325,8 @@ def test_a_journal_of_other_games_is_refused(tmp_path) -> None:
     evaluate("kalaha", ["greedy", "random"], 2, options={"pits": 4}, journal=journal)
     before = journal.read_text()
     for kwargs, message in [
-        ({"options": {"pits": 5}}, "options: {'pits': 4} there, {'pits': 5} here"),
+        ({"options": {"pits": 5}}, "options.pits: 4 there, 5 here"),
+        ({"options": {"pits": 4, "seeds": 4}}, "options.seeds: 6 there, 4 here"),
         ({"options": {"pits": 4}, "opening_plies": 2}, "opening_plies: 0 there, 2 here"),
     ]:
         with pytest.raises(ValueError, match=re.escape(message)):
@@ -339,6 +340,25 @@ def test_a_journal_of_other_games_is_refused(tmp_path) -> None:
     journal.write_text(before + "{not json\n")
     with pytest.raises(ValueError, match=r"line 6: not JSON"):
         evaluate("kalaha", ["greedy", "random"], 2, options={"pits": 4}, journal=journal)
+
+
+def test_an_option_at_its_default_describes_the_same_games(tmp_path, monkeypatch) -> None:
+    """``-o seeds=6`` (Kalaha's default) and no ``seeds`` are the same games: the journal
+    recorded without it is continued with it, nothing played again."""
+    import spieltisch.agents.arena.evaluation as evaluation
+
+    journal = tmp_path / "games.jsonl"
+    first = evaluate("kalaha", ["greedy", "random"], 2, options={"pits": 4}, journal=journal)
+    played = []
+    play = evaluation._Table.play
+    monkeypatch.setattr(
+        evaluation._Table, "play", lambda self, *a: played.append(a[0]) or play(self, *a)
+    )
+    again = evaluate(
+        "kalaha", ["greedy", "random"], 2, options={"pits": 4, "seeds": 6, "rules": "goki"},
+        journal=journal,
+    )  # fmt: skip
+    assert played == [] and again.pairs[0].score == first.pairs[0].score
 
 
 def test_a_killed_eval_command_continues_from_its_journal(tmp_path) -> None:

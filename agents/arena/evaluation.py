@@ -59,6 +59,7 @@ from spieltisch.agents.arena.provenance import machine_info, peak_rss_gib
 from spieltisch.agents.arena.report import to_markdown
 from spieltisch.agents.files import check_output_path
 from spieltisch.agents.registry import check_agent_name, make_agent
+from spieltisch.envs import GAMES, options_with_defaults
 
 
 class AgentFailure(RuntimeError):
@@ -517,7 +518,7 @@ def evaluate(
     if journal is not None:  # what makes the games recorded the same games as these
         header = {"game": game, "options": options, "opening_plies": opening_plies,
                   "move_time_limit": move_time_limit}  # fmt: skip
-        record = ArenaJournal(check_output_path(journal), header)
+        record = ArenaJournal(check_output_path(journal), header, same=_same_games)
     limits = {
         "move_time_limit": move_time_limit, "first_move_time_limit": first_move_time_limit,
         "fail_fast": fail_fast, "journal": record,
@@ -612,3 +613,11 @@ def summarize_table(results: Sequence[GameResult], agents: Sequence[str]) -> lis
             }
         )  # fmt: skip
     return out
+
+
+def _same_games(header: dict[str, Any]) -> dict[str, Any]:
+    """A journal header as compared: the game's options with their defaults filled in, so that
+    ``-o pits=6`` (Kalaha's default) and no option are the same games."""
+    if not isinstance(header.get("options"), dict) or header.get("game") not in GAMES:
+        return header
+    return {**header, "options": options_with_defaults(header["game"], header["options"])}

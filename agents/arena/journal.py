@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,19 @@ class ArenaJournal:
     """The games recorded in a journal file; :meth:`append` records more (each write opens the
     file, so nothing is held open between games and there is nothing to close)."""
 
-    def __init__(self, path: str | os.PathLike, header: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        header: dict[str, Any],
+        same: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         """Open (or start) the journal at ``path`` for games described by ``header`` (JSON
-        values); ValueError if the file holds other games or is not a journal."""
+        values); ValueError if the file holds other games or is not a journal. ``same(header)``,
+        if given, is what two headers are compared by (e.g. the options with their defaults, so
+        that an option given at its default value describes the same games)."""
         self.path = Path(path)
         self.header = {"format": FORMAT, "version": VERSION, **header}
+        self._same = same or (lambda h: h)
         self.entries: list[dict[str, Any]] = []
         lines = self._complete_lines() if self.path.exists() else []
         if lines:
@@ -54,13 +63,9 @@ class ArenaJournal:
             recorded = None
         if not isinstance(recorded, dict) or recorded.get("format") != FORMAT:
             raise ValueError(f"{self.path} is not an arena journal")
-        if recorded != self.header:
-            keys = sorted(self.header.keys() | recorded.keys())
-            differ = [
-                f"{k}: {recorded.get(k)!r} there, {self.header.get(k)!r} here"
-                for k in keys
-                if self.header.get(k) != recorded.get(k)
-            ]
+        there, here = self._same(recorded), self._same(self.header)
+        if there != here:
+            differ = _differences(there, here)
             raise ValueError(
                 f"{self.path} records other games ({'; '.join(differ)}); give another journal"
             )
@@ -86,3 +91,16 @@ class ArenaJournal:
             f.write(json.dumps(value) + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+
+def _differences(there: dict[str, Any], here: dict[str, Any], prefix: str = "") -> list[str]:
+    """What differs between two headers, ``key: value there, value here`` (inside a dict
+    value such as the options, key by key: ``options.pits: 4 there, 5 here``)."""
+    out = []
+    for key in sorted(here.keys() | there.keys()):
+        a, b = there.get(key), here.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _differences(a, b, f"{prefix}{key}.")
+        elif a != b:
+            out.append(f"{prefix}{key}: {a!r} there, {b!r} here")
+    return out
