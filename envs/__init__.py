@@ -32,8 +32,8 @@ __all__ = [
     "GAMES",
     "env_module",
     "make",
-    "options_with_defaults",
     "make_batch",
+    "options_with_defaults",
     "perfect_information",
     *GAMES.values(),
 ]

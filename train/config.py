@@ -328,7 +328,7 @@ class AlphaZeroConfig(RunConfig):
     device: str = "cpu"
     """torch device of the network: cpu, cuda (an error if none is present) or auto"""
 
-    # --- backgammon only (train/alphazero_backgammon.py; refused for the other games) ---
+    # --- the starting weights ---
     init_checkpoint: str | None = None
     """start from these weights instead of random ones (fine-tuning); not read on --resume.
     Backgammon: a TD value net, pretrained:backgammon[:algo=ALGO] (a shipped net) or the path
@@ -338,6 +338,8 @@ class AlphaZeroConfig(RunConfig):
     same game and rules options, whose architecture is the config's (hidden, residual_blocks,
     count_bins, features, value_per_seat); the optimizer, replay buffer and counters start
     afresh"""
+
+    # --- backgammon only (train/alphazero_backgammon.py; refused for the other games) ---
     temperature: float = 0.05
     """backgammon: the prior's temperature T, logits = afterstate equity / T, in the search and
     in the policy loss softmax(u(b) / T) (agents/backgammon/chance_search.py)"""

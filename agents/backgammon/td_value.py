@@ -401,14 +401,12 @@ def afterstate_value_2ply(W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, s, ws,
 
 
 @numba.njit(cache=True, nogil=True)
-def afterstate_outputs_2ply(
-    W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, s, ws, replies, values, out
-):  # fmt: skip
+def afterstate_outputs_2ply(W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, s, ws, replies, out):
     """The five outputs for ``mover`` of afterstate ``row`` two plies deep, into ``out``: over
-    the opponent's 21 rolls (weights 1/36 and 2/36), the outputs of its 1-ply best play (by its
-    equity, the first of equal ones; the exact result where it bears off its last checker),
-    seen from ``mover``. Their equity is :func:`afterstate_value_2ply`'s. A won ``row`` gets
-    its exact result. ``s``, ``ws``, ``replies`` as there; ``values`` room for a roll's plays."""
+    the opponent's 21 rolls (weights 1/36 and 2/36), the outputs of its 1-ply best play
+    (:func:`best_afterstate`; the exact result where it bears off its last checker), seen from
+    ``mover``. Their equity is :func:`afterstate_value_2ply`'s. A won ``row`` gets its exact
+    result. ``s``, ``ws``, ``replies`` as there."""
     if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
         result_outputs(row, mover, out)
         return
@@ -423,11 +421,9 @@ def afterstate_outputs_2ply(
     for d1 in range(1, 7):
         for d2 in range(d1, 7):
             m = roll_plays(row, opp, d1, d2, s, ws, replies)
-            play_values_net(W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies, m, opp, values)
-            best = 0
-            for q in range(1, m):
-                if values[q] > values[best]:
-                    best = q
+            best = best_afterstate(
+                W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies, m, opp, x, nz, h, rh, y
+            )
             evaluate_afterstate(
                 W1, b1, W2, b2, rW1, rb1, rW2, rb2, replies[best], opp, x, nz, h, rh, y
             )
@@ -443,12 +439,10 @@ def afterstate_outputs_2ply(
 def _outputs_2ply_all(W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards, movers, out, ws):
     s = np.zeros(k.STATE_SIZE, dtype=boards.dtype)
     replies = np.zeros((k.MAX_PLAYS, k.BOARD_SIZE), dtype=boards.dtype)
-    values = np.zeros(k.MAX_PLAYS)
     for p in range(boards.shape[0]):
         afterstate_outputs_2ply(
-            W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], movers[p], s, ws, replies, values,
-            out[p],
-        )  # fmt: skip
+            W1, b1, W2, b2, rW1, rb1, rW2, rb2, boards[p], movers[p], s, ws, replies, out[p]
+        )
 
 
 def outputs_2ply(
