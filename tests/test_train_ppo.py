@@ -97,6 +97,31 @@ def test_best_policy_is_kept_and_evaluated(tmp_path) -> None:
         assert ev["games"] == 8
 
 
+def test_no_final_evaluation_when_none_is_asked_for(tmp_path) -> None:
+    """``final_eval_games: 0`` (PPO and AlphaZero alike): no games, and the summary says so; it
+    played one game per seat and reported a 2-game score as the final evaluation."""
+    from spieltisch.train.alphazero import train as train_alphazero
+
+    runs = {
+        "ppo": (train, {"game": "kalaha", "game_options": SMALL_KALAHA}),
+        "alphazero": (
+            train_alphazero,
+            {"game": "kalaha", "algorithm": "alphazero", "game_options": SMALL_KALAHA},
+        ),
+    }
+    for name, (run, base) in runs.items():
+        sets = {"run_dir": str(tmp_path / name), "final_eval_games": 0, "eval_interval": 0}
+        if name == "ppo":
+            overrides = tiny(tmp_path, total_steps=300, **sets)
+        else:
+            sets.update(total_positions=50, num_games=4, num_simulations=4, hidden="[8]")
+            overrides = [f"{k}={v}" for k, v in {**sets, "progress": "false"}.items()]
+        result = run(build_config(base, overrides))
+        report = json.loads((tmp_path / name / "final_eval.json").read_text())
+        assert not [key for key in report if key.startswith("vs_")], (name, report)
+        assert "No final evaluation (final_eval_games: 0)." in result["summary"], name
+
+
 def test_overrides_apply_with_yaml_values() -> None:
     cfg = build_config({"game": "kalaha"}, ["lr=1e-3", "game_options.pits=4", "hidden=[8, 8]"])
     assert cfg.lr == 1e-3 and cfg.game_options == {"pits": 4} and cfg.hidden == [8, 8]

@@ -500,6 +500,8 @@ class AlphaZeroTrainer(IterationTrainer):
             "iteration": state.iteration,
         }
         metrics: dict[str, float] = {}
+        if num_games == 0:  # final_eval_games: 0 asks for none (not one game per seat)
+            return Evaluation(metrics, report=report)
         for name, ev in self._evaluate(state.net.cpu(), num_games, seed).items():
             report[f"vs_{name}"] = ev
             metrics[f"final/score_vs_{name}"] = ev["score"]

@@ -523,6 +523,8 @@ def evaluation_table(report: dict[str, Any], names: list[str], player: str) -> l
     opponent; ``player`` says how the evaluated policy chose its moves."""
     if not names:
         return []
+    if f"vs_{names[0]}" not in report:
+        return ["No final evaluation (final_eval_games: 0)."]
     rows = [("best", report["best"])] if "best" in report else []
     rows.append(("final", report))
     games = report[f"vs_{names[0]}"]["games"]
@@ -676,6 +678,8 @@ class PPOTrainer(IterationTrainer):
             "iteration": state.iteration,
         }
         metrics: dict[str, float] = {}
+        if num_games == 0:  # final_eval_games: 0 asks for none (not one game per seat)
+            return Evaluation(metrics, report=report)
         for name, opponent in self.eval_opponents.items():
             ev = evaluate_against(self.cfg, self.actor, opponent, num_games, seed)
             report[f"vs_{name}"] = ev
