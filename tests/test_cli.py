@@ -74,6 +74,26 @@ def test_train_names_a_run_dir_it_cannot_make(tmp_path, capsys):
     )
 
 
+def test_unknown_arguments_show_the_commands_usage_and_the_option_meant(capsys):
+    """An option a command does not take is refused with that command's usage (argparse gave
+    the top level's, which lists no options) and the close option it has."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", "kalaha", "--agents", "random", "greedy", "--time-limit", "1"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: spieltisch eval" in err
+    assert "unrecognized arguments: --time-limit 1" in err
+    assert "did you mean --move-time-limit?" in err
+    with pytest.raises(SystemExit):
+        main(["train", "configs/kalaha_ppo.yaml", "--sets", "lr=1"])
+    err = capsys.readouterr().err
+    assert "usage: spieltisch train" in err and "did you mean --set?" in err
+    with pytest.raises(SystemExit):
+        main(["play", "kalaha", "surplus"])
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: surplus; see 'spieltisch play --help'" in err
+
+
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "usage: spieltisch" in capsys.readouterr().out

@@ -7,6 +7,7 @@ Each subcommand lives in its own module with two functions, ``add_parser(subpars
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -46,13 +47,33 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         module = importlib.import_module(name)
         sub = module.add_parser(subparsers)
-        sub.set_defaults(_run=module.run)
+        sub.set_defaults(_run=module.run, _parser=sub)
     return parser
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, unknown: list[str]) -> None:
+    """Exit with the command's own usage (not the top level's) naming the arguments it does
+    not take, and the option meant where one is close (``--time-limit``: ``--move-time-limit``)."""
+    options = [o for action in parser._actions for o in action.option_strings]
+    hints = []
+    for arg in unknown:
+        name = arg.split("=", 1)[0]
+        if name.startswith("-"):
+            close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+            close = close or [o for o in options if o.startswith("--") and name in o][:1]
+            hints += [f"{name}: did you mean {close[0]}?"] if close else []
+    parser.error(
+        f"unrecognized arguments: {' '.join(unknown)}"
+        + (f" ({'; '.join(hints)})" if hints else "")
+        + f"; see '{parser.prog} --help'"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _refuse_unknown(getattr(args, "_parser", parser), unknown)
     if args.command is None:
         parser.print_help()
         return 2
