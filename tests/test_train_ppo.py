@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,11 @@ def test_config_errors_name_the_key(tmp_path) -> None:
         build_config({"game": "chess"})
     with pytest.raises(ConfigError, match="KEY=VALUE"):
         build_config({}, ["lr"])
+    for seed in ("-1", "1e20"):  # numpy's "expected non-negative integer", torch's overflow
+        with pytest.raises(ConfigError, match=r"key 'seed' must be in \[0, 4294967295\]"):
+            build_config({}, [f"seed={seed}"])
+    with pytest.raises(ConfigError, match=re.escape("got 64 (a list in YAML's brackets: [64])")):
+        build_config({}, ["hidden=64"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("game: kalaha\nbatch: 3\n")
     with pytest.raises(ConfigError, match=r"bad.yaml: unknown key 'batch'"):
@@ -120,6 +126,16 @@ def test_no_final_evaluation_when_none_is_asked_for(tmp_path) -> None:
         report = json.loads((tmp_path / name / "final_eval.json").read_text())
         assert not [key for key in report if key.startswith("vs_")], (name, report)
         assert "No final evaluation (final_eval_games: 0)." in result["summary"], name
+
+
+def test_whole_counts_may_be_written_as_floats() -> None:
+    """``total_steps=1e6`` (a string to PyYAML: no dot) and ``1.5e6`` are counts; a fraction
+    is not."""
+    assert build_config({}, ["total_steps=1e6"]).total_steps == 1_000_000
+    assert build_config({}, ["total_steps=1.5e6", "seed=2.0"]).total_steps == 1_500_000
+    assert isinstance(build_config({}, ["seed=2.0"]).seed, int)
+    with pytest.raises(ConfigError, match=re.escape("key 'total_steps' must be int, got 1.5")):
+        build_config({}, ["total_steps=1.5"])
 
 
 def test_overrides_apply_with_yaml_values() -> None:

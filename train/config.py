@@ -474,9 +474,15 @@ def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
             # PyYAML reads 1e-3 (no dot) as a string; a float field takes it as a number
             with contextlib.suppress(ValueError):
                 value = data[key] = float(value)
+        if _accepts_int(hints[key]):
+            # counts written 1e6 (a string to PyYAML) or 1.0e6 (a float): whole numbers
+            value = data[key] = _whole_number(value)
         if not _type_ok(value, hints[key]):
+            hint = ""
+            if _accepts_list(hints[key]) and not isinstance(value, list | dict):
+                hint = f" (a list in YAML's brackets: [{value}])"
             raise ConfigError(
-                f"{source}: key {key!r} must be {_hint_name(hints[key])}, got {value!r}"
+                f"{source}: key {key!r} must be {_hint_name(hints[key])}, got {value!r}{hint}"
             )
         if hints[key] is float and isinstance(value, int):
             data[key] = float(value)
@@ -493,6 +499,27 @@ def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
 
 def _accepts_float(hint: Any) -> bool:
     return hint is float or float in typing.get_args(hint)
+
+
+def _accepts_int(hint: Any) -> bool:
+    return hint is int or (int in typing.get_args(hint) and not _accepts_float(hint))
+
+
+def _accepts_list(hint: Any) -> bool:
+    return list in (typing.get_origin(hint), *map(typing.get_origin, typing.get_args(hint)))
+
+
+def _whole_number(value: Any) -> Any:
+    """``value`` as an int when it is a whole number written as a float (``1.0e6``, or
+    ``1e6``, which PyYAML reads as a string); otherwise unchanged (and refused by its type)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _hint_name(hint: Any) -> str:
@@ -517,9 +544,16 @@ def _check_at_least_one(cfg: RunConfig, keys: tuple[str, ...], source: str) -> N
             raise ConfigError(f"{source}: key {key!r} must be at least 1, got {getattr(cfg, key)}")
 
 
+#: the largest seed a config takes (seeds derived from it, e.g. the final evaluation's
+#: ``seed * 1000 + 11``, stay well inside int64)
+MAX_SEED = 2**32 - 1
+
+
 def _check_run_ranges(cfg: RunConfig, source: str) -> None:
     """The shared keys of :class:`RunConfig`."""
     _check_at_least_one(cfg, ("checkpoint_interval", "keep_checkpoints", "eval_games"), source)
+    if not 0 <= cfg.seed <= MAX_SEED:  # numpy refused a negative one mid-start, torch a big one
+        raise ConfigError(f"{source}: key 'seed' must be in [0, {MAX_SEED}], got {cfg.seed}")
     for key in ("eval_interval", "final_eval_games"):
         if getattr(cfg, key) < 0:
             raise ConfigError(f"{source}: key {key!r} must not be negative")
