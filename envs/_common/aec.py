@@ -14,6 +14,7 @@ moves first. ``infos[agent]["seat"]`` always says which seat an agent has.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import warnings
 from typing import Any, ClassVar
@@ -255,7 +256,13 @@ def make_wrapped(raw_cls: type[AECEnv], illegal_action: str, options: dict[str, 
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         name = raw_cls.metadata.get("name", raw_cls.__name__)
-        raise TypeError(f"unknown option(s) {unknown} for {name}; options are {accepted}")
+        meant = [
+            f"{key!r}: did you mean {close[0]!r}?"
+            for key in unknown
+            if (close := difflib.get_close_matches(key, accepted, n=1, cutoff=0.6))
+        ]
+        hint = f" ({'; '.join(meant)})" if meant else ""
+        raise TypeError(f"unknown option(s) {unknown} for {name}{hint}; options are {accepted}")
     return wrap_env(raw_cls(**options), illegal_action)
 
 
