@@ -59,12 +59,17 @@ def checkpoint_tensors(run_dir: Path) -> dict[str, torch.Tensor]:
     return load_checkpoint(latest_checkpoint(run_dir)).tensors
 
 
-def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path) -> None:
-    whole = train(config(tmp_path, "whole", "stop_after_iterations=4"))
-    first = train(config(tmp_path, "split", "stop_after_iterations=3"))
+@pytest.mark.parametrize(
+    "search",
+    [(), ("policy_improvement=alphabeta", "alphabeta_depth=2", "alphabeta_q_scale=5")],
+    ids=["gumbel", "alphabeta"],
+)
+def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path, search) -> None:
+    whole = train(config(tmp_path, "whole", "stop_after_iterations=4", *search))
+    first = train(config(tmp_path, "split", "stop_after_iterations=3", *search))
     assert first["iteration"] == 3
     assert load_checkpoint(latest_checkpoint(tmp_path / "split")).meta["iteration"] == 2
-    resumed = train(config(tmp_path, "split", "stop_after_iterations=2"), resume=True)
+    resumed = train(config(tmp_path, "split", "stop_after_iterations=2", *search), resume=True)
     assert resumed["iteration"] == whole["iteration"] == 4
     assert resumed["global_step"] == whole["global_step"]
     a, b = checkpoint_tensors(tmp_path / "whole"), checkpoint_tensors(tmp_path / "split")
@@ -203,11 +208,22 @@ def test_init_checkpoint_must_name_a_network_of_the_game() -> None:
         ("margin_scale=0", "'margin_scale' must be positive"),
         ("td_steps=-1", "'td_steps' must be at least 0"),
         ("opening_plies=-1", "'opening_plies' must be at least 0"),
+        ("policy_improvement=mcts", "'policy_improvement' must be gumbel or alphabeta"),
+        ("alphabeta_depth=0", "'alphabeta_depth' must be at least 1"),
+        ("alphabeta_q_scale=-1", "'alphabeta_q_scale' must be at least 0"),
     ],
 )
 def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         config(tmp_path, "bad", override)
+
+
+def test_alphabeta_improvement_needs_a_board_and_an_mlp_value(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="searches kalaha and hus boards, not hilo"):
+        build_config({"game": "hilo", "algorithm": "alphazero"}, ["policy_improvement=alphabeta"])
+    for extra in ("residual_blocks=1", "value_per_seat=true"):
+        with pytest.raises(ConfigError, match="residual_blocks must be 0 and value_per_seat"):
+            config(tmp_path, "bad", "policy_improvement=alphabeta", extra)
 
 
 def test_margin_weight_needs_a_game_scored_in_stones(tmp_path) -> None:

@@ -317,3 +317,94 @@ def test_extend_option_errors() -> None:
         make_agent("alphabeta:depth=4,extend=99", "kalaha")
     with pytest.raises(ValueError, match="alpha-beta search, not of leaves"):
         make_agent("pretrained:kalaha:search=4,leaves=10,extend=2", "kalaha")
+
+
+def test_alphabeta_improvement_targets_the_best_searched_moves() -> None:
+    """Expert iteration's search (self-play with ``policy_improvement: alphabeta``) on a batch
+    of Kalah(4,3) positions: its policy target is uniform over exactly the moves whose 3-ply
+    minimax value (the recursive reference) is the best, it plays the one of them the policy
+    head prefers, its root value is that best value; finished games get zeros; and it searches
+    the network's weights as they are at each call (a trainer updates them in place)."""
+    from spieltisch.agents.neural.gumbel_search import policy_evaluator
+    from spieltisch.agents.neural.value_search import AlphaBetaImprovement
+    from spieltisch.envs import make_batch
+
+    net = _net(10, 4, 3.0)
+    search = AlphaBetaImprovement(net, "kalaha", KALAHA, depth=3)
+    rng = np.random.default_rng(3)
+    games = make_batch("kalaha", 48, **KALAHA)
+    for _ in range(int(rng.integers(4, 12))):
+        games.step(games.sample_random_actions(rng))
+    for _ in range(12):  # some games end: their rows stay zeros
+        games.step(games.sample_random_actions(rng))
+    assert games.terminal.any() and not games.terminal.all()
+    boards = games.boards.copy()
+    states = [games.state(g) for g in range(games.num_games)]
+    for round_ in range(2):
+        if round_:  # new weights, read at the next call
+            with torch.no_grad():
+                for p in net.parameters():
+                    p.add_(0.3 * torch.randn_like(p))
+        result = search.search(games, policy_evaluator(net, 2), np.random.default_rng(round_))
+        assert np.array_equal(games.boards, boards)  # the batch is left as it was
+        obs, mask = games.observe()
+        with torch.no_grad():
+            logits, _ = net(torch.from_numpy(obs), torch.from_numpy(mask))
+        ties = 0
+        for g in range(games.num_games):
+            if games.terminal[g]:
+                assert not result.policy[g].any() and not result.root_value[g].any()
+                continue
+            state = states[g]
+            player = state.current_player
+            values = {}
+            for a in state.legal_actions():
+                child = state.clone()
+                child.apply(a)
+                values[a] = _minimax(child, player, 2, net)
+            best = max(values.values())
+            support = set(np.flatnonzero(result.policy[g]).tolist())
+            assert {a for a, v in values.items() if v == best} <= support, (g, values)
+            assert support <= {a for a, v in values.items() if v >= best - 2e-4}, (g, values)
+            assert np.allclose(result.policy[g, sorted(support)], 1 / len(support))
+            ties += len(support) > 1
+            top = sorted(support)
+            assert result.action[g] == top[int(np.argmax(logits[g].numpy()[top]))]
+            assert result.root_value[g, player] == pytest.approx(best, abs=1e-4)
+            assert result.root_value[g, 1 - player] == -result.root_value[g, player]
+        assert ties  # finished lines (+-1) tie in some position
+
+
+def test_alphabeta_improvement_with_q_values_corrects_the_policy() -> None:
+    """``q_scale`` s > 0: the policy target is ``softmax(logits + s * q)`` over the legal moves,
+    ``q`` every move's exact 3-ply minimax value (the recursive reference), not only the best's."""
+    from spieltisch.agents.neural.gumbel_search import policy_evaluator
+    from spieltisch.agents.neural.value_search import AlphaBetaImprovement
+    from spieltisch.envs import make_batch
+
+    net = _net(10, 4, 3.0)
+    search = AlphaBetaImprovement(net, "kalaha", KALAHA, depth=3, q_scale=5.0)
+    rng = np.random.default_rng(4)
+    games = make_batch("kalaha", 24, **KALAHA)
+    for _ in range(5):
+        games.step(games.sample_random_actions(rng))
+    live = np.flatnonzero(~games.terminal)
+    states = [games.state(int(g)) for g in live]
+    result = search.search(games, policy_evaluator(net, 2), rng)
+    obs, mask = games.observe()
+    with torch.no_grad():
+        logits, _ = net(torch.from_numpy(obs), torch.from_numpy(mask))
+    for g, state in zip(live, states, strict=True):
+        player = state.current_player
+        legal = list(state.legal_actions())
+        q = np.empty(len(legal))
+        for k, a in enumerate(legal):
+            child = state.clone()
+            child.apply(a)
+            q[k] = _minimax(child, player, 2, net)
+        expected = np.exp(logits[g].numpy()[legal] + 5.0 * q)
+        expected /= expected.sum()
+        assert np.allclose(result.policy[g, legal], expected, atol=1e-3), (g, q)
+        assert result.policy[g].sum() == pytest.approx(1.0)
+        assert np.allclose(result.q[g, legal], q, atol=1e-4)
+        assert q[legal.index(int(result.action[g]))] == pytest.approx(q.max(), abs=1e-4)

@@ -51,6 +51,7 @@ from spieltisch.agents.neural.gumbel_search import (
     policy_evaluator,
 )
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
+from spieltisch.agents.neural.value_search import AlphaBetaImprovement
 from spieltisch.envs import perfect_information
 from spieltisch.envs._common.batch import BatchedGame, sample_legal_actions
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, AlphaZeroConfig
@@ -115,6 +116,20 @@ def make_search(
     return InformationSetSearch(
         config, cfg.determinizations, lambda n: make_games(cfg.game, cfg.game_options, n)
     )
+
+
+def self_play_search(
+    cfg: AlphaZeroConfig, net: PolicyNet
+) -> GumbelSearch | InformationSetSearch | AlphaBetaImprovement:
+    """The search of self-play, which makes the policy targets (``policy_improvement``): the
+    Gumbel search with the config's noise, or the alpha-beta over ``net``'s value head (read
+    at each search, so it follows the training)."""
+    if cfg.policy_improvement == "alphabeta":
+        margin = (cfg.margin_weight, cfg.margin_scale)
+        return AlphaBetaImprovement(
+            net, cfg.game, cfg.game_options, cfg.alphabeta_depth, margin, cfg.alphabeta_q_scale
+        )
+    return make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
 
 
 def initial_weights(cfg: AlphaZeroConfig, arch: PolicyArch) -> dict[str, torch.Tensor]:
@@ -191,7 +206,7 @@ class ReplayBuffer:
 def self_play(
     cfg: AlphaZeroConfig,
     games: BatchedGame,
-    search: GumbelSearch | InformationSetSearch,
+    search: GumbelSearch | InformationSetSearch | AlphaBetaImprovement,
     evaluate: Any,
     rng: np.random.Generator,
 ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
@@ -387,7 +402,7 @@ class AlphaZeroTrainer(IterationTrainer):
             cfg.replay_size, arch.observation_size, arch.num_actions, arch.value_outputs
         )
         self.state = AlphaZeroState(net, optimizer, np.random.default_rng(cfg.seed), replay)
-        self.search = make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
+        self.search = self_play_search(cfg, net)
         self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
 
     # --- where the run stands ---

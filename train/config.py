@@ -268,6 +268,19 @@ class AlphaZeroConfig(RunConfig):
     """sigma's visit offset (c_visit)"""
     c_scale: float = 0.1
     """sigma's scale (c_scale)"""
+    policy_improvement: str = "gumbel"
+    """the search of self-play, which makes the policy targets: 'gumbel' (Gumbel AlphaZero,
+    the keys above); 'alphabeta' (Kalaha and Hus; expert iteration): the compiled alpha-beta,
+    alphabeta_depth plies over the network's current value head, targets uniform over its best
+    moves (agents/neural/value_search.py AlphaBetaImprovement); the Gumbel keys then serve only
+    evaluations with eval_simulations"""
+    alphabeta_depth: int = 3
+    """policy_improvement alphabeta: plies searched from each self-play position"""
+    alphabeta_q_scale: float = 0.0
+    """policy_improvement alphabeta: 0, the policy target is uniform over the best searched
+    moves; s > 0, softmax(logits + s * q) over the legal moves with q each move's exact
+    searched value (every move searched with the full window, slower): a correction of the
+    network's own policy, as Gumbel's completed-Q target is"""
     determinizations: int = 4
     """HiLo (hidden cards): states drawn from the mover's information set at each decision,
     each searched, their root statistics combined (agents/neural/determinized_search.py); the
@@ -707,6 +720,7 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'margin_weight' needs a game scored in stones (kalaha), not {cfg.game}"
         )
+    _check_policy_improvement(cfg, source)
     if cfg.game == "backgammon":
         _check_backgammon_alphazero(cfg, source)
     else:
@@ -728,6 +742,35 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
                 )
     for name in cfg.eval_opponents:
         _check_agent(cfg, "eval_opponents", name, source, prefixed=cfg.game == "backgammon")
+
+
+def _check_policy_improvement(cfg: AlphaZeroConfig, source: str) -> None:
+    """policy_improvement and alphabeta_depth: the alpha-beta searches the compiled value head
+    of an MLP over a Kalaha or Hus board, the mover's value alone."""
+    if cfg.policy_improvement not in ("gumbel", "alphabeta"):
+        raise ConfigError(
+            f"{source}: key 'policy_improvement' must be gumbel or alphabeta, got "
+            f"{cfg.policy_improvement!r}"
+        )
+    if cfg.alphabeta_depth < 1:
+        raise ConfigError(
+            f"{source}: key 'alphabeta_depth' must be at least 1, got {cfg.alphabeta_depth}"
+        )
+    if not cfg.alphabeta_q_scale >= 0:
+        raise ConfigError(
+            f"{source}: key 'alphabeta_q_scale' must be at least 0, got {cfg.alphabeta_q_scale}"
+        )
+    if cfg.policy_improvement != "alphabeta":
+        return
+    if cfg.game not in ("kalaha", "hus"):
+        raise ConfigError(
+            f"{source}: policy_improvement alphabeta searches kalaha and hus boards, not {cfg.game}"
+        )
+    if cfg.residual_blocks or cfg.value_per_seat:
+        raise ConfigError(
+            f"{source}: policy_improvement alphabeta evaluates an MLP's single value head in "
+            "compiled code: residual_blocks must be 0 and value_per_seat false"
+        )
 
 
 def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from spieltisch.agents.neural.gumbel_search import policy_evaluator
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
-from spieltisch.train.alphazero import make_search, merge_self_play, self_play
+from spieltisch.train.alphazero import merge_self_play, self_play, self_play_search
 from spieltisch.train.config import AlphaZeroConfig, PPOConfig, RunConfig
 from spieltisch.train.ppo import Rollout, TrainerState, make_games, play_iteration, pool_opponents
 
@@ -97,7 +97,7 @@ class SelfPlayWorker:
         self.games = make_games(cfg.game, cfg.game_options, num_games)
         self.net = PolicyNet(PolicyArch.from_json(arch))
         self.net.eval()
-        self.search = make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
+        self.search = self_play_search(cfg, self.net)
         self.evaluate = policy_evaluator(self.net, self.games.num_players, "cpu")
 
     def pid(self) -> int:

@@ -474,9 +474,11 @@ def _root_values(
     tt: np.ndarray,
     counters: np.ndarray,
     net: NetTuple,
+    exact_all: bool = False,
 ) -> np.ndarray:
-    """Value of every root move in ``actions`` (exact for the best ones: moves are searched
-    with a window that only proves a move is worse than the best so far)."""
+    """Value of every root move in ``actions``: exact for the best ones (moves are searched
+    with a window that only proves a move is worse than the best so far), and with
+    ``exact_all`` for every move (each searched with the full window: slower)."""
     out = np.full(actions.shape[0], -INF, np.int64)
     best = -INF
     child = np.empty_like(board)
@@ -489,7 +491,7 @@ def _root_values(
         nxt = p & 1
         below, below_extend = _child_depth(depth, extend, nxt == player)
         # alpha = best - 1 so that moves equal to the best get their exact value (ties).
-        alpha = best - 1 if best > -INF else -INF
+        alpha = best - 1 if best > -INF and not exact_all else -INF
         if (p >> 1) & 1:
             v = _finished_value(kind, child, player, nxt, net)
         elif below <= 0:
@@ -513,7 +515,7 @@ def _root_values(
 
 
 @numba.njit(cache=True, nogil=True)
-def _best_moves(
+def _move_values(
     kind: int,
     boards: np.ndarray,
     players: np.ndarray,
@@ -525,22 +527,30 @@ def _best_moves(
     zobrist: np.ndarray,
     tt: np.ndarray,
     net: NetTuple,
+    search_forced: bool,
+    exact_all: bool,
     out: np.ndarray,
 ) -> None:
-    """:meth:`MancalaSearchAgent.act` for every row: ``out[g]`` the first best move of board
-    ``g``, its legal moves (``masks[g]``) searched in the order of ``keys[g]`` (random)."""
+    """The searched value of every legal move of every row: ``out[g, a]`` for the legal moves
+    ``a`` of board ``g`` (``masks[g]``), searched in the order of ``keys[g]`` (random), as
+    :func:`_root_values` (exact for the best ones, or for all with ``exact_all``); ``-INF``
+    elsewhere. A row with one legal
+    move is searched only with ``search_forced`` (else its move gets 0)."""
     counters = np.zeros(3, np.int64)
+    out[:] = -INF
     for g in range(boards.shape[0]):
         legal = np.flatnonzero(masks[g])
-        if legal.shape[0] == 1:
-            out[g] = legal[0]
+        if legal.shape[0] == 1 and not search_forced:
+            out[g, legal[0]] = 0
             continue
         actions = legal[np.argsort(keys[g][legal])].astype(np.int64)
         counters[1] = 1 << 62
         values = _root_values(
-            kind, boards[g], players[g], actions, depth, extend, param, zobrist, tt, counters, net
-        )
-        out[g] = actions[np.argmax(values)]
+            kind, boards[g], players[g], actions, depth, extend, param, zobrist, tt, counters, net,
+            exact_all,
+        )  # fmt: skip
+        for j in range(actions.shape[0]):
+            out[g, actions[j]] = values[j]
 
 
 class MancalaSearchAgent(Agent):
@@ -604,15 +614,40 @@ class MancalaSearchAgent(Agent):
         """:meth:`act` for many positions in one compiled call (a batch's ``boards``, the
         movers, the legal masks): what a training loop's opponent needs, without a state and a
         call per game. Ties are broken at random as in :meth:`act`, with other draws."""
+        keys = self.rng.random(np.shape(masks))
+        values = self.move_values_boards(boards, players, masks, keys, search_forced=False)
+        # the first best move in the order of the keys (the search's random order)
+        order = np.argsort(np.where(np.asarray(masks) > 0, keys, np.inf), axis=1, kind="stable")
+        first = np.argmax(np.take_along_axis(values, order, axis=1), axis=1)
+        return order[np.arange(len(order)), first]
+
+    def move_values_boards(
+        self,
+        boards: np.ndarray,
+        players: np.ndarray,
+        masks: np.ndarray,
+        keys: np.ndarray,
+        search_forced: bool = True,
+        exact_all: bool = False,
+    ) -> np.ndarray:
+        """The searched value of every legal move of many positions in one compiled call
+        (``[positions, actions]`` int64 in the search's units, ``-INF`` at illegal moves): exact
+        for each position's best moves, upper bounds for the others (``exact_all``: exact for
+        every move, each searched with the full window). ``keys`` (floats, the
+        shape of ``masks``) order the moves of a position for the search (ties in the
+        transposition table's effect); ``search_forced``: a position with one legal move is
+        searched too (else its move gets 0). Uses and keeps the agent's transposition table."""
         if self.time_limit is not None:
-            raise ValueError("act_boards searches to a fixed depth; this agent has a time limit")
+            raise ValueError("a batched search is to a fixed depth; this agent has a time limit")
+        masks = np.asarray(masks)
         if not masks.any(axis=1).all():
-            raise ValueError("act_boards: every position needs a legal move (a finished game?)")
-        out = np.empty(len(boards), dtype=np.int64)
-        _best_moves(
+            raise ValueError("a batched search needs a legal move in each position (game over?)")
+        out = np.empty(masks.shape, dtype=np.int64)
+        _move_values(
             self.kind, np.ascontiguousarray(boards, dtype=np.int32),
-            np.asarray(players, dtype=np.int64), np.asarray(masks), self.rng.random(masks.shape),
-            self.depth, self.extend, self.param, self.zobrist, self.tt, self.leaf_net, out,
+            np.asarray(players, dtype=np.int64), masks, np.asarray(keys, dtype=np.float64),
+            self.depth, self.extend, self.param, self.zobrist, self.tt, self.leaf_net,
+            search_forced, exact_all, out,
         )  # fmt: skip
         return out
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 from spieltisch.agents.base import Agent, legal_actions_of
-from spieltisch.agents.neural.gumbel_search import game_outcome
+from spieltisch.agents.neural.gumbel_search import SearchResult, game_outcome
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.envs import make_batch
 from spieltisch.envs._common.batch import BatchedGame
@@ -166,18 +166,28 @@ def alphabeta_searcher(
     """The ``alphabeta`` baseline's compiled search with ``net``'s value head at the horizon
     (``tt_bits=0``: no transposition table, so values are exactly the ``depth``-ply minimax);
     ``value_margin``: ``(margin_weight, margin_scale)`` of the value head's training target."""
-    from spieltisch.agents.mancala.alphabeta import (
-        MancalaSearchAgent,
-        net_leaf_evaluator,
-        search_kind,
-    )
+    from spieltisch.agents.mancala.alphabeta import MancalaSearchAgent, search_kind
 
     kind, param = search_kind(game, game_options)
     searcher = MancalaSearchAgent(
         kind, param, seed, depth=depth, tt_bits=tt_bits, name=f"search{depth}", extend=extend
     )
+    searcher.leaf_net = leaf_evaluator(net, game, game_options, value_margin)
+    return searcher
+
+
+def leaf_evaluator(
+    net: PolicyNet,
+    game: str,
+    game_options: dict[str, Any],
+    value_margin: tuple[float, float] = (0.0, 1.0),
+) -> Any:
+    """``net``'s value head as the compiled search reads it (a copy of its current weights:
+    :func:`~spieltisch.agents.mancala.alphabeta.net_leaf_evaluator`)."""
+    from spieltisch.agents.mancala.alphabeta import net_leaf_evaluator
+
     (observation_size,) = make_batch(game, 1, **game_options).observation_shape
-    searcher.leaf_net = net_leaf_evaluator(
+    return net_leaf_evaluator(
         value_layers(net),
         observation_size,
         net.arch.observation_scale,
@@ -185,7 +195,6 @@ def alphabeta_searcher(
         *value_margin,
         features=net.arch.feature_width,
     )
-    return searcher
 
 
 class ValueSearchAgent(Agent):
@@ -287,3 +296,98 @@ def choose_searched_action(
     prior = logits[0].numpy()[actions]
     top = np.flatnonzero(values >= values.max() - 1e-9)
     return int(actions[top[np.argmax(prior[top])]])
+
+
+class AlphaBetaImprovement:
+    """Expert iteration's policy improvement (Anthony, Tian and Barber, NeurIPS 2017) for
+    Kalaha and Hus: every position is searched by the compiled alpha-beta, ``depth`` plies over
+    the network's *current* value head (what ``search=N`` plays), and
+
+    * the policy target is uniform over the moves of the best searched value (the expert's
+      choice; ties are exact: alpha-beta's root window proves every equal move's value), or
+      with ``q_scale`` s > 0 ``softmax(logits + s * q)`` over the legal moves, ``q`` every
+      move's exact searched value (each move searched with the full window): the Gumbel
+      paper's improvement by completed Q-values, with alpha-beta's values as Q,
+    * the move played is the one of those the policy head prefers (as :class:`ValueSearchAgent`),
+    * the root value is the best searched value for the mover (finished lines at +-1), its
+      negation for the other seat.
+
+    It answers ``search(games, evaluate, rng)`` like :class:`~spieltisch.agents.neural.
+    gumbel_search.GumbelSearch`, so self-play is the same loop; ``evaluate`` (the network's
+    evaluator) gives the prior that breaks ties. The network is read at each call, so a trainer
+    updating it in place is searched with its newest weights; the transposition table is
+    cleared at each call for the same reason. ``rng`` orders the moves the search tries."""
+
+    def __init__(
+        self,
+        net: PolicyNet,
+        game: str,
+        game_options: dict[str, Any],
+        depth: int,
+        value_margin: tuple[float, float] = (0.0, 1.0),
+        q_scale: float = 0.0,
+        tt_bits: int = 16,
+    ) -> None:
+        if not q_scale >= 0:
+            raise ValueError(f"q_scale must be at least 0, got {q_scale}")
+        if game not in SEARCHABLE_GAMES:
+            raise ValueError(f"alpha-beta improvement: {list(SEARCHABLE_GAMES)}, not {game!r}")
+        if net.arch.value_outputs != 1:
+            raise ValueError("alpha-beta improvement searches a net with one (the mover's) value")
+        self.net = net
+        self.game = game
+        self.game_options = dict(game_options)
+        self.value_margin = value_margin
+        self.q_scale = q_scale
+        self.searcher = alphabeta_searcher(
+            net, game, game_options, depth, tt_bits=tt_bits, value_margin=value_margin
+        )
+
+    def search(self, games: BatchedGame, evaluate: Any, rng: np.random.Generator) -> SearchResult:
+        from spieltisch.agents.mancala.alphabeta import VALUE_SCALE
+
+        num_games, num_actions = games.legal_mask.shape
+        result = SearchResult(
+            action=np.zeros(num_games, dtype=np.int64),
+            policy=np.zeros((num_games, num_actions)),
+            root_value=np.zeros((num_games, 2)),
+            q=np.full((num_games, num_actions), np.nan),
+            visits=np.zeros((num_games, num_actions), dtype=np.int64),
+            prior_logits=np.zeros((num_games, num_actions)),
+            network_value=np.zeros((num_games, 2)),
+        )
+        idx = np.flatnonzero(~games.terminal)
+        if idx.size == 0:
+            return result
+        obs, mask = games.observe()
+        mask, mover = mask[idx], games.current_player[idx]
+        logits, values = evaluate(obs[idx], mask)
+        self.searcher.leaf_net = leaf_evaluator(
+            self.net, self.game, self.game_options, self.value_margin
+        )
+        self.searcher.tt[:] = 0
+        exact_all = self.q_scale > 0
+        searched = self.searcher.move_values_boards(
+            games.boards[idx], mover, mask, rng.random(mask.shape), exact_all=exact_all
+        )
+        best = searched.max(axis=1)
+        top = searched == best[:, None]
+        legal = mask > 0
+        q = np.clip(searched / VALUE_SCALE, -1.0, 1.0)
+        if exact_all:
+            improved = np.where(legal, logits + self.q_scale * q, -np.inf)
+            improved = np.exp(improved - improved.max(axis=1, keepdims=True))
+            result.policy[idx] = improved / improved.sum(axis=1, keepdims=True)
+        else:
+            result.policy[idx] = top / top.sum(axis=1, keepdims=True)
+        result.action[idx] = np.argmax(np.where(top, logits, -np.inf), axis=1)
+        value = np.clip(best / VALUE_SCALE, -1.0, 1.0)
+        rows = np.arange(idx.size)
+        result.root_value[idx, mover] = value
+        result.root_value[idx, 1 - mover] = -value
+        result.q[idx] = np.where(top | (legal & exact_all), q, np.nan)
+        result.prior_logits[idx] = logits
+        mover_value = np.asarray(values, dtype=np.float64)[rows, 0]
+        result.network_value[idx, mover] = mover_value
+        result.network_value[idx, 1 - mover] = -mover_value
+        return result
