@@ -211,6 +211,7 @@ def test_init_checkpoint_must_name_a_network_of_the_game() -> None:
         ("policy_improvement=mcts", "'policy_improvement' must be gumbel or alphabeta"),
         ("alphabeta_depth=0", "'alphabeta_depth' must be at least 1"),
         ("alphabeta_q_scale=-1", "'alphabeta_q_scale' must be at least 0"),
+        ("stop_after_iterations=0", "'stop_after_iterations' must be at least 1, got 0"),
     ],
 )
 def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> None:

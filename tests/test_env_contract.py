@@ -174,7 +174,11 @@ def test_unknown_game_and_bad_render_mode_are_named(game):
 
 @pytest.mark.parametrize(
     ("game", "option", "meant"),
-    [("kalaha", "seed", "seeds"), ("hilo", "players", "num_players"), ("hus", "max_turn", "max_turns")],
+    [
+        ("kalaha", "seed", "seeds"),
+        ("hilo", "players", "num_players"),
+        ("hus", "max_turn", "max_turns"),
+    ],
 )
 def test_a_misspelt_option_names_the_option_meant(game, option, meant):
     with pytest.raises(TypeError, match=f"'{option}': did you mean '{meant}'"):

@@ -567,6 +567,9 @@ def _check_run_ranges(cfg: RunConfig, source: str) -> None:
     _check_at_least_one(cfg, ("checkpoint_interval", "keep_checkpoints", "eval_games"), source)
     if not 0 <= cfg.seed <= MAX_SEED:  # numpy refused a negative one mid-start, torch a big one
         raise ConfigError(f"{source}: key 'seed' must be in [0, {MAX_SEED}], got {cfg.seed}")
+    stop = getattr(cfg, "stop_after_iterations", None)  # (the configs with iterations)
+    if stop is not None and stop < 1:  # 0 ran one iteration
+        raise ConfigError(f"{source}: key 'stop_after_iterations' must be at least 1, got {stop}")
     for key in ("eval_interval", "final_eval_games"):
         if getattr(cfg, key) < 0:
             raise ConfigError(f"{source}: key {key!r} must not be negative")
@@ -627,8 +630,6 @@ def _check_rollout_ranges(cfg: RolloutConfig, source: str) -> None:
         if getattr(cfg, key) <= 0:
             raise ConfigError(f"{source}: key {key!r} must be positive, got {getattr(cfg, key)}")
     _check_td_net_name("init_from", cfg.init_from, source)
-    if cfg.stop_after_iterations is not None and cfg.stop_after_iterations < 1:
-        raise ConfigError(f"{source}: key 'stop_after_iterations' must be at least 1")
     _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
 
 
