@@ -480,3 +480,25 @@ def test_one_hot_count_inputs_train_and_load_as_an_agent(tmp_path) -> None:
     assert report.pairs[0].games == 4
     with pytest.raises(ConfigError, match="'count_bins' is for the stone counts"):
         build_config({"game": "hilo", "algorithm": "alphazero"}, ["count_bins=4"])
+
+
+def test_rollout_worker_searches_the_weights_it_was_sent(tmp_path) -> None:
+    """A Ray self-play worker (here in this process) with ``policy_improvement: alphabeta``
+    searches the value head of the weights each ``play`` call sends, as the trainer's own
+    self-play with a network holding them does."""
+    from spieltisch.agents.neural.value_search import AlphaBetaImprovement
+    from spieltisch.train.ray_rollouts import SelfPlayWorker
+
+    cfg = config(tmp_path, "worker", "policy_improvement=alphabeta", "alphabeta_depth=2")
+    worker = None
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        net = PolicyNet(PolicyArch(10, 4, (32,), 3.0)).eval()
+        if worker is None:
+            worker = SelfPlayWorker(cfg, net.arch.to_json(), 8)
+        sent, _ = worker.play(net.state_dict(), seed=5)[0]
+        games = make_games("kalaha", SMALL, 8)
+        search = AlphaBetaImprovement(net, "kalaha", SMALL, 2)
+        own, _ = self_play(cfg, games, search, policy_evaluator(net, 2), np.random.default_rng(5))
+        for name in ("obs", "policy", "value"):
+            assert np.array_equal(sent[name], own[name]), (seed, name)
