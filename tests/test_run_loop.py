@@ -102,8 +102,8 @@ class ToyTrainer(Trainer):
 
 def config(run_dir: Path, **over: Any) -> RunConfig:
     settings = {"checkpoint_interval": 4, "eval_interval": 3, "keep_checkpoints": 2}
-    settings.update(over)
-    return RunConfig(run_dir=str(run_dir), tensorboard=False, progress=False, **settings)
+    settings.update({"tensorboard": False, **over})
+    return RunConfig(run_dir=str(run_dir), progress=False, **settings)
 
 
 def test_cadence_keep_best_and_the_end(tmp_path: Path) -> None:
@@ -277,3 +277,47 @@ def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     # a new run in the directory (--overwrite) starts a new ledger
     run(ToyTrainer(config(run_dir)), overwrite=True, log=lambda _: None)
     assert len(json.loads((run_dir / "resources.json").read_text())["sessions"]) == 1
+
+
+def test_curves_are_drawn_from_the_logs_and_named_in_the_summary(tmp_path: Path) -> None:
+    """``run_dir/curves.png`` (evaluations and losses against the progress units) is drawn from
+    the TensorBoard logs; a picture that cannot be drawn is a warning, not the end of the run."""
+    from spieltisch.train.curves import evaluation_tags, plot_curves, read_scalars
+
+    run_dir = tmp_path / "run"
+    result = run(ToyTrainer(config(run_dir, tensorboard=True)), log=lambda _: None)
+    png = run_dir / "curves.png"
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert f"curves           {png}" in result["summary"]
+    steps, values = read_scalars(run_dir / "tb")["eval/score"]
+    assert steps == [30, 60, 90, 120] and values == [3.0, 6.0, 3.0, 0.0]
+    assert not (run_dir / ".curves.png.partial").exists()
+    # backgammon's points per game with its interval as a band; TD's loss
+    from torch.utils.tensorboard import SummaryWriter
+
+    td_dir = tmp_path / "td"
+    writer = SummaryWriter(str(td_dir / "tb"))
+    for step in (1, 2, 3):
+        for tag, value in (("ppg", 0.1), ("ppg_low", 0.0), ("ppg_high", 0.2), ("win_rate", 0.5)):
+            writer.add_scalar(f"eval/{tag}", value * step, step)
+        writer.add_scalar("loss/mse", 1.0 / step, step)
+    writer.close()
+    tags = list(read_scalars(td_dir / "tb"))
+    assert evaluation_tags(tags) == ["eval/ppg"]
+    assert plot_curves(td_dir, "game") == td_dir / "curves.png"
+    assert plot_curves(tmp_path / "no_logs", "game") is None  # tensorboard: false
+    lines: list[str] = []
+    import spieltisch.train.curves as curves
+
+    def broken(*args: Any) -> None:
+        raise OSError("disk full")
+
+    original, curves.plot_curves = curves.plot_curves, broken
+    try:
+        again = run(ToyTrainer(config(tmp_path / "again", tensorboard=True)), log=lines.append)
+    finally:
+        curves.plot_curves = original
+    assert again["rounds"] == ROUNDS
+    assert [line for line in lines if "could not draw" in line] == [
+        f"warning: could not draw {tmp_path / 'again' / 'curves.png'}: disk full"
+    ]

@@ -50,7 +50,9 @@ returns ``run(trainer, resume, log, overwrite)``.
 from __future__ import annotations
 
 import json
+import math
 import shlex
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -201,6 +203,30 @@ class Trainer(ABC):
         return ["random"]
 
 
+class CurveDrawer:
+    """Draws ``run_dir/curves.png`` (:func:`spieltisch.train.curves.plot_curves`) after an
+    evaluation, at most once every ``interval`` seconds, and at the end of the run. A picture
+    that cannot be drawn is reported once and never stops the run."""
+
+    def __init__(self, run_dir: Path, log: Any, interval: float = 60.0) -> None:
+        self.run_dir, self.log, self.interval = run_dir, log, interval
+        self.last = -math.inf
+        self.failed = False
+
+    def draw(self, unit: str, at_end: bool = False) -> None:
+        now = time.monotonic()
+        if self.failed or (not at_end and now - self.last < self.interval):
+            return
+        self.last = now
+        try:
+            from spieltisch.train.curves import plot_curves
+
+            plot_curves(self.run_dir, unit)
+        except Exception as err:  # a picture is not worth a run
+            self.failed = True
+            self.log(f"warning: could not draw {self.run_dir / 'curves.png'}: {err}")
+
+
 def open_logs(
     run_dir: Path, cfg: RunConfig, total: int, done: int, unit: str, smoothing: float
 ) -> tuple[Any, Any]:
@@ -307,6 +333,7 @@ def run(
         run_dir, cfg, trainer.total_units, trainer.units, trainer.unit, trainer.bar_smoothing
     )
 
+    curves = CurveDrawer(run_dir, log)
     stop_after = trainer.stop_after_rounds
     rounds_here = 0
     while trainer.units < trainer.total_units:
@@ -336,6 +363,8 @@ def run(
             for key, value in metrics.items():
                 writer.add_scalar(key, value, trainer.units)
             writer.flush()
+            if evaluated:
+                curves.draw(trainer.unit)
         if bar is not None:
             bar.update(min(trainer.units, trainer.total_units) - bar.n)
             bar.set_postfix(trainer.postfix(metrics))
@@ -368,6 +397,8 @@ def run(
         if writer is not None:
             for key, value in evaluation.metrics.items():
                 writer.add_scalar(key, value, trainer.units)
+            writer.flush()
+            curves.draw(trainer.unit, at_end=True)
         write_text_atomic(
             run_dir / "final_eval.json", json.dumps(evaluation.report, indent=2) + "\n"
         )
@@ -409,6 +440,8 @@ def end_summary(
     lines.append(f"  resolved config  {run_dir / 'config.resolved.json'}")
     if cfg.tensorboard:
         lines.append(f"  TensorBoard      {run_dir / 'tb'} (tensorboard --logdir {run_dir / 'tb'})")
+        if (run_dir / "curves.png").exists():
+            lines.append(f"  curves           {run_dir / 'curves.png'} (evaluations and losses)")
     agent = shlex.quote(f"checkpoint:{best if best is not None else run_dir / 'final'}")
     options = "".join(f" -o {shlex.quote(f'{k}={v}')}" for k, v in cfg.game_options.items())
     opponents = [shlex.quote(name) for name in trainer.opponent_names]
