@@ -47,6 +47,8 @@ RUN_FILES = (
     "final.safetensors",
     "final_eval.json",
     RESOURCES,
+    "curves.png",  # (train/curves.py)
+    ".curves.png.partial",  # a drawing killed before its rename
 )
 #: the directories of a run: training checkpoints and TensorBoard logs
 RUN_DIRS = ("checkpoints", "tb")

@@ -52,8 +52,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--overwrite",
         action="store_true",
         help="start over in a run_dir that holds another run: remove that run's files "
-        "(checkpoints, best, final, final_eval.json, config.resolved.json, TensorBoard logs) "
-        "first",
+        "(checkpoints, best, final, final_eval.json, config.resolved.json, TensorBoard logs, "
+        "curves.png) first",
     )
     p.add_argument(
         "--ray",
