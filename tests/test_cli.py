@@ -97,3 +97,33 @@ def test_unknown_arguments_show_the_commands_usage_and_the_option_meant(capsys):
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "usage: spieltisch" in capsys.readouterr().out
+
+
+def test_curves_draws_one_run_or_several_and_names_what_it_cannot_draw(tmp_path, capsys):
+    import json
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    for name, algorithm in (("a", "ppo"), ("b", "alphazero")):
+        run_dir = tmp_path / name
+        writer = SummaryWriter(str(run_dir / "tb"))
+        for step in (10, 20):
+            writer.add_scalar("eval/score_vs_random", step / 40, step)
+            writer.add_scalar("loss/policy", 1.0 / step, step)
+        writer.close()
+        (run_dir / "config.resolved.json").write_text(json.dumps({"algorithm": algorithm}))
+    assert main(["curves", str(tmp_path / "a")]) == 0
+    assert (tmp_path / "a" / "curves.png").read_bytes().startswith(b"\x89PNG")
+    out = tmp_path / "both.png"
+    assert main(["curves", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out)]) == 0
+    assert out.read_bytes().startswith(b"\x89PNG") and f"wrote {out}" in capsys.readouterr().out
+    (tmp_path / "no_logs").mkdir()
+    (tmp_path / "empty" / "tb").mkdir(parents=True)
+    for argv, code, words in (
+        ([str(tmp_path / "missing")], 2, "no run directory"),
+        ([str(tmp_path / "no_logs")], 2, "no TensorBoard logs"),
+        ([str(tmp_path / "a"), "--out", str(tmp_path / "x" / "c.png")], 2, "does not exist"),
+        ([str(tmp_path / "empty")], 1, "nothing logged to draw yet"),
+    ):
+        assert main(["curves", *argv]) == code
+        assert words in capsys.readouterr().err

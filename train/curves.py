@@ -13,6 +13,8 @@ Two panels against the run's progress units (positions, steps or games):
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from pathlib import Path
 
@@ -29,7 +31,15 @@ def read_scalars(tb_dir: Path) -> dict[str, tuple[list[int], list[float]]]:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     events = EventAccumulator(str(tb_dir), size_guidance={"scalars": 0})
-    events.Reload()
+    # a resumed run's writer purges what the killed one logged past its checkpoint, which the
+    # reader announces as a "TensorFlow restart" on stderr: expected here, not news
+    quiet = logging.getLogger("tensorboard")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        events.Reload()
+    finally:
+        quiet.setLevel(level)
     curves = {}
     for tag in events.Tags()["scalars"]:
         by_step = {e.step: e.value for e in events.Scalars(tag)}
@@ -60,51 +70,85 @@ def loss_tags(tags: list[str]) -> list[str]:
     return sorted(t for t in tags if t.startswith("loss/") and not t.endswith(("entropy", "kl")))
 
 
+def run_unit(run_dir: Path) -> str:
+    """The progress unit of a finished or running run (its ``config.resolved.json``'s
+    algorithm): steps (PPO), games (TD) or positions (AlphaZero, rollout targets)."""
+    try:
+        algorithm = json.loads((Path(run_dir) / "config.resolved.json").read_text())["algorithm"]
+    except (OSError, ValueError, KeyError):
+        return "progress"
+    return {"ppo": "steps", "td": "games"}.get(algorithm, "positions")
+
+
 def plot_curves(run_dir: Path, unit: str) -> Path | None:
     """Draw ``run_dir/curves.png`` from ``run_dir/tb`` (written atomically: a reader never sees
     half a file); ``unit`` names the x axis. Returns the path, or None when the run has no logs
     (``tensorboard: false``) or nothing to draw yet."""
-    tb_dir = Path(run_dir) / "tb"
-    if not tb_dir.is_dir():
+    if not (Path(run_dir) / "tb").is_dir():
         return None
-    curves = read_scalars(tb_dir)
-    evaluations, losses = evaluation_tags(list(curves)), loss_tags(list(curves))
-    if not evaluations and not losses:
+    return plot_runs([Path(run_dir)], UNITS.get(unit, unit), Path(run_dir) / CURVES)
+
+
+def plot_runs(run_dirs: list[Path], unit: str, out: Path) -> Path | None:
+    """The evaluations and losses of one run or of several side by side (each line labelled
+    with its run's folder name) into the PNG ``out``, written atomically; ``unit`` names the
+    x axis. Returns ``out``, or None when none of the runs logged anything to draw. Raises
+    ValueError naming a run without TensorBoard logs."""
+    logs = {}
+    for run_dir in run_dirs:
+        tb_dir = Path(run_dir) / "tb"
+        if not tb_dir.is_dir():
+            raise ValueError(f"{run_dir}: no TensorBoard logs ({tb_dir}; tensorboard: false?)")
+        logs[Path(run_dir)] = read_scalars(tb_dir)
+    if not any(evaluation_tags(list(c)) or loss_tags(list(c)) for c in logs.values()):
         return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    several = len(logs) > 1
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
-    for tag in evaluations:
-        steps, values = curves[tag]
-        (line,) = top.plot(steps, values, marker="o", markersize=3, label=tag[5:])
-        low, high = (curves.get(t) for t in _interval_tags(tag))
-        if low and high and low[0] == steps and high[0] == steps:
-            top.fill_between(steps, low[1], high[1], color=line.get_color(), alpha=0.15)
-    kinds = {"score" if tag.startswith("eval/score") else "ppg" for tag in evaluations}
-    top.set_ylabel(YLABELS.get(kinds.pop(), "evaluation") if len(kinds) == 1 else "evaluation")
-    top.set_title(f"{Path(run_dir).name}: evaluations and losses")
-    if evaluations:
+    kinds, positive = set(), True
+    styles = ("-", "--", ":", "-.")
+    for number, (run_dir, curves) in enumerate(logs.items()):
+        prefix = f"{run_dir.name}: " if several else ""
+        # several runs: one colour per run, a line style per curve; one run: a colour per curve
+        look = {"color": f"C{number % 10}"} if several else {}
+        for k, tag in enumerate(evaluation_tags(list(curves))):
+            steps, values = curves[tag]
+            label = prefix + tag.removeprefix("eval/")
+            style = {**look, "linestyle": styles[k % len(styles)]} if several else {}
+            (line,) = top.plot(steps, values, marker="o", markersize=3, label=label, **style)
+            low, high = (curves.get(t) for t in _interval_tags(tag))
+            if low and high and low[0] == steps and high[0] == steps:
+                top.fill_between(steps, low[1], high[1], color=line.get_color(), alpha=0.15)
+            kinds.add("score" if tag.startswith("eval/score") else "ppg")
+        for k, tag in enumerate(loss_tags(list(curves))):
+            steps, values = curves[tag]
+            style = {**look, "linestyle": styles[k % len(styles)]} if several else {}
+            bottom.plot(steps, values, label=prefix + tag.removeprefix("loss/"), **style)
+            positive = positive and all(v > 0 for v in values)
+    only = kinds.pop() if len(kinds) == 1 else None
+    top.set_ylabel(YLABELS.get(only, "evaluation"))
+    names = ", ".join(d.name for d in logs)
+    top.set_title(f"{names}: evaluations and losses")
+    if top.lines:
         top.legend(fontsize=8)
     else:
         top.text(0.5, 0.5, "no evaluation yet", ha="center", transform=top.transAxes)
     top.grid(alpha=0.3)
-    for tag in losses:
-        steps, values = curves[tag]
-        bottom.plot(steps, values, label=tag[5:])
-    if losses and all(v > 0 for tag in losses for v in curves[tag][1]):
-        bottom.set_yscale("log")
-    bottom.set_ylabel("loss")
-    bottom.set_xlabel(UNITS.get(unit, unit))
-    if losses:
+    if bottom.lines:
+        if positive:
+            bottom.set_yscale("log")
         bottom.legend(fontsize=8)
+    bottom.set_ylabel("loss")
+    bottom.set_xlabel(unit)
     bottom.grid(alpha=0.3)
     fig.tight_layout()
-    path = Path(run_dir) / CURVES
-    partial = path.with_name(f".{CURVES}.partial")
+    out = Path(out)
+    partial = out.with_name(f".{out.name}.partial")
     fig.savefig(partial, dpi=100, format="png")
     plt.close(fig)
-    os.replace(partial, path)
-    return path
+    os.replace(partial, out)
+    return out

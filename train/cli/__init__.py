@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "spieltisch.train.cli.play",
     "spieltisch.train.cli.solve",
     "spieltisch.train.cli.train",
+    "spieltisch.train.cli.curves",
     "spieltisch.train.cli.eval",
     "spieltisch.train.cli.export",
     "spieltisch.train.cli.rollout",
