@@ -12,7 +12,10 @@ engines. One iteration, read top to bottom:
    ``max_turns`` counts 0; Kalaha with ``margin_weight`` w: ``(1 - w) * result + w *
    clip(margin / margin_scale, -1, 1)``, the search valuing finished leaves the same way;
    ``td_steps`` n > 0: the search's root value of the position n moves later, for the same
-   player, when the game was still on then, see :func:`value_targets`).
+   player, when the game was still on then, see :func:`value_targets`). With
+   ``policy_improvement: alphabeta`` (Kalaha, Hus; expert iteration) the compiled alpha-beta
+   over the network's value head searches instead and makes the policy targets
+   (:class:`~spieltisch.agents.neural.value_search.AlphaBetaImprovement`).
 2. The positions go into a replay buffer of the last ``replay_size`` positions.
 3. :func:`alphazero_loss` on minibatches drawn from the buffer, ``ceil(sample_reuse * new /
    batch_size)`` Adam steps::

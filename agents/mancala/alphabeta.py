@@ -534,8 +534,8 @@ def _move_values(
     """The searched value of every legal move of every row: ``out[g, a]`` for the legal moves
     ``a`` of board ``g`` (``masks[g]``), searched in the order of ``keys[g]`` (random), as
     :func:`_root_values` (exact for the best ones, or for all with ``exact_all``); ``-INF``
-    elsewhere. A row with one legal
-    move is searched only with ``search_forced`` (else its move gets 0)."""
+    elsewhere. A row with one legal move is searched only with ``search_forced`` (else its move
+    gets 0)."""
     counters = np.zeros(3, np.int64)
     out[:] = -INF
     for g in range(boards.shape[0]):
@@ -633,10 +633,11 @@ class MancalaSearchAgent(Agent):
         """The searched value of every legal move of many positions in one compiled call
         (``[positions, actions]`` int64 in the search's units, ``-INF`` at illegal moves): exact
         for each position's best moves, upper bounds for the others (``exact_all``: exact for
-        every move, each searched with the full window). ``keys`` (floats, the
-        shape of ``masks``) order the moves of a position for the search (ties in the
-        transposition table's effect); ``search_forced``: a position with one legal move is
-        searched too (else its move gets 0). Uses and keeps the agent's transposition table."""
+        every move, each searched with the full window). ``keys`` (floats, the shape of
+        ``masks``): the order in which each position's moves are searched (through the
+        transposition table it can change the bounds of moves worse than the best);
+        ``search_forced``: a position with one legal move is searched too (else its move gets
+        0). Uses and keeps the agent's transposition table."""
         if self.time_limit is not None:
             raise ValueError("a batched search is to a fixed depth; this agent has a time limit")
         masks = np.asarray(masks)
