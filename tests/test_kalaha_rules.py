@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -206,6 +207,7 @@ def test_moving_in_a_finished_game_raises():
         ("6,6,6,6,6,6/0 6,6,6,6,6,6/0 2", "player to move must be 0 or 1"),
         ("6,6,6,6,6,6 6,6,6,6,6,6/0 0", "expected 'pit,pit,.../store'"),
         ("6,6,6,6,6,6/0", "expected 'PITS/STORE PITS/STORE PLAYER"),
+        ("6,6,6,6,6,6,0/6,6,6,6,6,6,0 0", re.escape("(e.g. '3,3,3,3,3,3/0 3,3,3,3,3,3/0 0':")),
         ("0,0,0,0,0,0/36 6,6,6,6,6,6/0 0", "write 'end'"),
         ("6,6,6,6,6,-1/0 6,6,6,6,6,6/0 0", "'-1' is not a non-negative whole number"),
         ("seat 1: 1 2 3\nstores: 0 0\nseat 0: 1 2 3 4 5 6\nseat 0 to move", "needs 6 numbers"),

@@ -30,7 +30,11 @@ def parse_position(text: str, pits: int) -> tuple[np.ndarray, int, bool | None]:
     """Parse :meth:`KalahaState.to_text` notation; raises PositionFormatError naming the problem."""
     fields = text.split()
     if len(fields) not in (3, 4) or (len(fields) == 4 and fields[3] != "end"):
-        raise PositionFormatError(f"expected 'PITS/STORE PITS/STORE PLAYER [end]', got {text!r}")
+        side = ",".join(["3"] * pits) + "/0"
+        raise PositionFormatError(
+            f"expected 'PITS/STORE PITS/STORE PLAYER [end]' (e.g. '{side} {side} 0': seat 0's "
+            f"pits and store, seat 1's, the player to move), got {text!r}"
+        )
     counts: list[int] = []  # the board's cells in order: seat 0's pits and store, seat 1's
     for seat, side_text in enumerate(fields[:2]):
         if side_text.count("/") != 1:
