@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -425,3 +426,11 @@ def test_notation_round_trips_and_copies_are_independent():
         assert other == state
         other.board[0] += 1
         assert other != state
+
+
+def test_a_position_in_the_wrong_shape_is_refused_with_the_start_as_example():
+    from spieltisch.envs.hus.notation import START_EXAMPLE
+
+    assert HusGame().new_initial_state().to_text() == START_EXAMPLE
+    with pytest.raises(PositionFormatError, match=re.escape(f"(the start: '{START_EXAMPLE}'")):
+        HusGame().state_from_text("2,2/0 1")

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from spieltisch.envs.hus.engine import HusState
 
 
+#: the one-line notation of the starting position (for messages)
+START_EXAMPLE = "2,2,2,2,2,2,2,2/0,0,0,0,2,2,2,2 2,2,2,2,2,2,2,2/0,0,0,0,2,2,2,2 0"
+
+
 def format_position(state: HusState) -> str:
     """The notation of :meth:`HusState.to_text <.engine.HusState.to_text>`."""
     sides = []
@@ -57,7 +61,10 @@ def parse_position(text: str) -> tuple[np.ndarray, int]:
         return _parse_diagram(lines)
     fields = text.split()
     if len(fields) != 3:
-        raise PositionFormatError(f"expected 'ROW1/ROW2 ROW1/ROW2 PLAYER', got {text!r}")
+        raise PositionFormatError(
+            f"expected 'ROW1/ROW2 ROW1/ROW2 PLAYER' (the start: '{START_EXAMPLE}': each seat's "
+            f"row 1 and row 2, then the player to move), got {text!r}"
+        )
     rows = {}
     for seat, side in enumerate(fields[:2]):
         if side.count("/") != 1:
