@@ -365,9 +365,9 @@ def generate(s, ws, need_mask):
     * With equal dice the moves are generated in non-increasing order of their source: a legal
       sequence of equal dice stays legal, with the same result, when sorted that way (checkers
       only move forward, entering comes first, bearing off only gets easier), so no position
-      is lost. The mask then needs each legal first move checked on its own: it is legal when
-      ``maxdepth - 1`` more moves can follow it (:func:`_can_extend`, stopping at the first
-      way found).
+      is lost. The first moves of the plays found are legal; each other legal single move is
+      then checked on its own: it is legal when ``maxdepth - 1`` more moves can follow it
+      (:func:`_can_extend`, stopping at the first way found).
     """
     me = SIDE * s[M_TURN]
     op = SIDE - me
@@ -450,14 +450,14 @@ def generate(s, ws, need_mask):
                     # position it leads to from the key alone, without making the move.
                     lvl_found[depth] = 1
                     if nd > maxdepth:
-                        _forget_plays(s, table, slots, n, need_mask and distinct)
+                        _forget_plays(s, table, slots, n, need_mask)
                         n = 0
                         maxdepth = nd
-                    if need_mask and distinct:  # its first move is legal (see below)
-                        s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
-                    leaf1, leaf2 = _key_after(s, op, key1, key2, x, d)
                     mv_src[depth] = x
                     mv_die[depth] = d
+                    if need_mask:  # its first move begins a longest play: legal (see below)
+                        s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
+                    leaf1, leaf2 = _key_after(s, op, key1, key2, x, d)
                     n = _record_play(ws, leaf1, leaf2, n, mv_src, mv_die, nd)
                     continue
                 found = True
@@ -510,12 +510,12 @@ def generate(s, ws, need_mask):
             # No move at all from here: a play that cannot use every die (as in the last-die
             # loop above, which is written out there because it is the hot path).
             if depth > maxdepth:
-                _forget_plays(s, table, slots, n, need_mask and distinct)
+                _forget_plays(s, table, slots, n, need_mask)
                 n = 0
                 maxdepth = depth
-            if need_mask and distinct and depth > 0:
+            if need_mask and depth > 0:
                 # Both orders of two different dice are searched, so the first moves of the
-                # longest plays are exactly the legal first moves.
+                # longest plays are exactly the legal first moves (equal dice: some of them).
                 s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
             n = _record_play(ws, key1, key2, n, mv_src, mv_die, depth)
         if depth == 0:
@@ -562,7 +562,8 @@ def generate(s, ws, need_mask):
             while x >= 0:
                 if s[me + BAR] > 0 and x != BAR:
                     break
-                if can_move(s, me, op, x, d, far):
+                # (a first move of a play the search recorded is marked already)
+                if s[MASK + x * 6 + d - 1] == 0 and can_move(s, me, op, x, d, far):
                     ok = maxdepth == 1
                     if not ok:
                         hit = move_checker(s, me, op, x, d)
