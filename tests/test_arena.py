@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -361,12 +363,33 @@ def test_an_option_at_its_default_describes_the_same_games(tmp_path, monkeypatch
     assert played == [] and again.pairs[0].score == first.pairs[0].score
 
 
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux: /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_eval_command_continues_from_its_journal(tmp_path) -> None:
     """``spieltisch eval --journal``: killed (SIGKILL) part way, the same command run again
     finishes with the report of an uninterrupted run."""
     import signal
     import subprocess
-    import sys
     import time
 
     command = [
@@ -376,14 +399,22 @@ def test_a_killed_eval_command_continues_from_its_journal(tmp_path) -> None:
     journal = tmp_path / "games.jsonl"
     proc = subprocess.Popen([*command, "--journal", str(journal)], stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
+    workers: list[int] = []
     while time.monotonic() < deadline and proc.poll() is None:
         if journal.exists() and len(journal.read_text().splitlines()) > 10:
+            workers = _children(proc.pid)
             proc.send_signal(signal.SIGKILL)
             break
         time.sleep(0.01)
     proc.wait()
     recorded = len(journal.read_text().splitlines()) - 1
     assert 10 <= recorded < 80, recorded  # killed part way
+    # its worker process ends too (it waited for a task forever, holding its memory)
+    assert workers
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_running(pid) for pid in workers):
+        time.sleep(0.05)
+    assert not any(_running(pid) for pid in workers), workers
     resumed = tmp_path / "resumed.json"
     subprocess.run([*command, "--journal", str(journal), "--json", str(resumed)], check=True,
                    stdout=subprocess.DEVNULL, timeout=300)  # fmt: skip

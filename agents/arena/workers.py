@@ -92,17 +92,25 @@ def _worker_main(
     conn: Connection,
     clock: SharedMoveClock,
     make_player: Callable[[SharedMoveClock], Callable[[Any], Any]],
+    parent_ends: Sequence[Connection] = (),
 ) -> None:
-    """A worker: builds its player, then plays the tasks it receives until it receives None."""
+    """A worker: builds its player, then plays the tasks it receives until it receives None,
+    or until the parent is gone (its end of the pipe closed: EOF). ``parent_ends``: the
+    parent's ends of the workers' pipes, which a forked worker holds copies of; they are closed
+    first, or the worker's own copy would keep its pipe open after the parent is killed, and it
+    would wait for a task forever."""
+    for end in parent_ends:
+        end.close()
     worker_init()
     try:
         player = make_player(clock)
         while (task := conn.recv()) is not None:
             conn.send(("result", player(task)))
-    except EOFError:  # the parent is gone
+    except (EOFError, BrokenPipeError):  # the parent is gone
         return
     except BaseException:
-        conn.send(("error", traceback.format_exc()))
+        with contextlib.suppress(OSError):  # (the parent may be gone too)
+            conn.send(("error", traceback.format_exc()))
 
 
 @dataclass
@@ -150,8 +158,9 @@ def run_watched(
     def start() -> None:
         parent, child = context.Pipe()
         clock = SharedMoveClock(context)
+        inherited = [parent, *(w.conn for w in pool)] if CAN_FORK else []
         process = context.Process(
-            target=_worker_main, args=(child, clock, make_player), daemon=True,
+            target=_worker_main, args=(child, clock, make_player, inherited), daemon=True,
             name="spieltisch-arena-worker",
         )  # fmt: skip
         process.start()
