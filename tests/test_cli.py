@@ -104,14 +104,14 @@ def test_curves_draws_one_run_or_several_and_names_what_it_cannot_draw(tmp_path,
 
     from torch.utils.tensorboard import SummaryWriter
 
-    for name, algorithm in (("a", "ppo"), ("b", "alphazero")):
+    for name, unit in (("a", "step"), ("b", "pos")):
         run_dir = tmp_path / name
         writer = SummaryWriter(str(run_dir / "tb"))
         for step in (10, 20):
             writer.add_scalar("eval/score_vs_random", step / 40, step)
             writer.add_scalar("loss/policy", 1.0 / step, step)
         writer.close()
-        (run_dir / "config.resolved.json").write_text(json.dumps({"algorithm": algorithm}))
+        (run_dir / "resources.json").write_text(json.dumps({"sessions": [{"unit": unit}]}))
     assert main(["curves", str(tmp_path / "a")]) == 0
     assert (tmp_path / "a" / "curves.png").read_bytes().startswith(b"\x89PNG")
     out = tmp_path / "both.png"

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
+
+from spieltisch.agents.files import write_atomic
 
 CURVES = "curves.png"
 
@@ -71,13 +72,17 @@ def loss_tags(tags: list[str]) -> list[str]:
 
 
 def run_unit(run_dir: Path) -> str:
-    """The progress unit of a finished or running run (its ``config.resolved.json``'s
-    algorithm): steps (PPO), games (TD) or positions (AlphaZero, rollout targets)."""
+    """The progress unit of a finished or running run, as its trainer counts it (recorded in
+    its resource ledger, ``resources.json``, at each checkpoint), spelt out; ``progress``
+    before its first checkpoint."""
+    from spieltisch.train.run_files import RESOURCES
+
     try:
-        algorithm = json.loads((Path(run_dir) / "config.resolved.json").read_text())["algorithm"]
-    except (OSError, ValueError, KeyError):
+        sessions = json.loads((Path(run_dir) / RESOURCES).read_text())["sessions"]
+        unit = sessions[-1]["unit"]
+    except (OSError, ValueError, KeyError, IndexError):
         return "progress"
-    return {"ppo": "steps", "td": "games"}.get(algorithm, "positions")
+    return UNITS.get(unit, unit)
 
 
 def plot_curves(run_dir: Path, unit: str) -> Path | None:
@@ -146,9 +151,8 @@ def plot_runs(run_dirs: list[Path], unit: str, out: Path) -> Path | None:
     bottom.set_xlabel(unit)
     bottom.grid(alpha=0.3)
     fig.tight_layout()
-    out = Path(out)
-    partial = out.with_name(f".{out.name}.partial")
-    fig.savefig(partial, dpi=100, format="png")
-    plt.close(fig)
-    os.replace(partial, out)
-    return out
+    try:
+        write_atomic(out, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
+    finally:
+        plt.close(fig)
+    return Path(out)

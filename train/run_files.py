@@ -48,7 +48,6 @@ RUN_FILES = (
     "final_eval.json",
     RESOURCES,
     "curves.png",  # (train/curves.py)
-    ".curves.png.partial",  # a drawing killed before its rename
 )
 #: the directories of a run: training checkpoints and TensorBoard logs
 RUN_DIRS = ("checkpoints", "tb")
