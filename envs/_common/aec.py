@@ -14,7 +14,6 @@ moves first. ``infos[agent]["seat"]`` always says which seat an agent has.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import warnings
 from typing import Any, ClassVar
@@ -25,6 +24,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from spieltisch.envs._common.errors import ActionTypeError, GameOverError, IllegalActionError
 from spieltisch.envs._common.notation import check_action
+from spieltisch.envs._common.options import closest_name
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_ACTION_POLICIES = ("raise", "terminate")
@@ -257,9 +257,9 @@ def make_wrapped(raw_cls: type[AECEnv], illegal_action: str, options: dict[str, 
     if unknown:
         name = raw_cls.metadata.get("name", raw_cls.__name__)
         meant = [
-            f"{key!r}: did you mean {close[0]!r}?"
+            f"{key!r}: did you mean {close!r}?"
             for key in unknown
-            if (close := difflib.get_close_matches(key, accepted, n=1, cutoff=0.6))
+            if (close := closest_name(key, accepted))
         ]
         hint = f" ({'; '.join(meant)})" if meant else ""
         raise TypeError(f"unknown option(s) {unknown} for {name}{hint}; options are {accepted}")

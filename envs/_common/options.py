@@ -12,6 +12,7 @@ It lives with the envs because game options are env options and every layer abov
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -66,3 +67,10 @@ def add_option_argument(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="a game option, e.g. -o pits=4 -o rules=standard (repeatable)",
     )
+
+
+def closest_name(name: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` that ``name`` most likely misspells (difflib's similarity at least
+    0.6), or None: the "did you mean" of the env options and the command line."""
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    return close[0] if close else None

@@ -7,10 +7,11 @@ Each subcommand lives in its own module with two functions, ``add_parser(subpars
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import sys
 from importlib.metadata import PackageNotFoundError, version
+
+from spieltisch.envs._common.options import closest_name
 
 COMMAND_MODULES = (
     "spieltisch.train.cli.play",
@@ -60,9 +61,11 @@ def _refuse_unknown(parser: argparse.ArgumentParser, unknown: list[str]) -> None
     for arg in unknown:
         name = arg.split("=", 1)[0]
         if name.startswith("-"):
-            close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-            close = close or [o for o in options if o.startswith("--") and name in o][:1]
-            hints += [f"{name}: did you mean {close[0]}?"] if close else []
+            # a close spelling, else an option that contains it (--time-limit: --move-time-limit)
+            close = closest_name(name, options) or next(
+                (o for o in options if o.startswith("--") and name in o), None
+            )
+            hints += [f"{name}: did you mean {close}?"] if close else []
     parser.error(
         f"unrecognized arguments: {' '.join(unknown)}"
         + (f" ({'; '.join(hints)})" if hints else "")
