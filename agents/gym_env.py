@@ -40,6 +40,7 @@ episode for the same actions.
 # ruff: noqa: E501  (the docstring table rows cannot be wrapped)
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -47,6 +48,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from spieltisch.envs._common.errors import GameOverError, IllegalActionError
+from spieltisch.envs._common.notation import check_action
 
 #: resets that end before your first move (degenerate rules options) are redealt this often
 _MAX_REDEALS = 100
@@ -102,7 +104,10 @@ class SingleAgentEnv(gym.Env):
         opponents = list(opponents)
         if count == 0:
             return []
-        if len(opponents) == 1:
+        if len(opponents) == 1 and isinstance(opponents[0], Agent):
+            # One object fills one seat: the other seats get copies (each reseeded at reset).
+            opponents = opponents + [copy.deepcopy(opponents[0]) for _ in range(count - 1)]
+        elif len(opponents) == 1:
             opponents = opponents * count
         if len(opponents) != count:
             raise ValueError(
@@ -155,8 +160,11 @@ class SingleAgentEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise GameOverError("the episode is over; call reset()")
-        a = int(action)
-        if not (0 <= a < len(self._mask)) or not self._mask[a]:
+        try:
+            a = check_action(action, len(self._mask))  # a float or a bool is no action
+        except IllegalActionError:
+            a = -1  # out of range: illegal, as a masked action
+        if a < 0 or not self._mask[a]:
             legal = np.flatnonzero(self._mask).tolist()
             if self.illegal_action == "lose":
                 obs = self._observe()

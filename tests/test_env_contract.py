@@ -98,9 +98,12 @@ def test_masks_observations_and_final_rewards_over_random_games(game, options):
     assert decisive > 0
 
 
+@pytest.mark.parametrize("illegal_action", ["raise", "terminate"])
 @pytest.mark.parametrize(("game", "options"), CASES, ids=IDS)
-def test_bad_input_raises_a_clear_error_and_changes_nothing(game, options):
-    env = make(game, options)
+def test_bad_input_raises_a_clear_error_and_changes_nothing(game, options, illegal_action):
+    # With illegal_action="terminate" only a masked action of the action space ends the game;
+    # anything that is no action at all raises as with "raise".
+    env = make(game, options, illegal_action=illegal_action)
     env.reset(seed=3)
     env.step(first_legal(env))  # get away from the start position
     before = snapshot(env)
@@ -109,7 +112,8 @@ def test_bad_input_raises_a_clear_error_and_changes_nothing(game, options):
     illegal = np.flatnonzero(env.last()[0]["action_mask"] == 0)
     bad_inputs = [(num_actions, "out of range"), (-1, "out of range"), (None, "None")]
     bad_inputs += [(1.5, "integer"), ("1", "integer"), (np.array([0, 1]), "single integer")]
-    if illegal.size:
+    bad_inputs += [(True, "integer"), (np.uint64(2**63), "out of range")]
+    if illegal.size and illegal_action == "raise":
         bad_inputs.append((int(illegal[0]), agent))
     for action, message in bad_inputs:
         with pytest.raises((ValueError, TypeError), match=message):
@@ -134,6 +138,34 @@ def test_stepping_a_finished_game_raises(game):
         env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
     with pytest.raises(ValueError, match="reset"):
         env.step(0)
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_reset_to_a_finished_position_ends_every_agent(game):
+    env = make(game, {})
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    final = None
+    for _agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            final = final or dict(env.unwrapped._cumulative_rewards)
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    text = env.unwrapped.state.to_text()
+
+    again = make(game, {})
+    again.reset(options={"position": text})
+    assert all(again.terminations.values())
+    left = []
+    for agent in again.agent_iter():  # each agent is stepped out once, then the loop ends
+        observation, reward, terminated, _, _ = again.last()
+        assert terminated and not observation["action_mask"].any()
+        assert reward == final[agent]
+        left.append(agent)
+        again.step(None)
+    assert sorted(left) == sorted(again.possible_agents)
 
 
 @pytest.mark.parametrize("game", list(GAMES))

@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from spieltisch.agents.base import Agent
 from spieltisch.agents.gym_env import make_gym
-from spieltisch.envs._common.errors import GameOverError, IllegalActionError
+from spieltisch.envs._common.errors import ActionTypeError, GameOverError, IllegalActionError
 
 GAMES = {
     "kalaha": {"pits": 4, "seeds": 3},
@@ -83,12 +83,31 @@ def test_illegal_actions_and_finished_episodes_raise() -> None:
         lose.step(0)
 
 
+@pytest.mark.parametrize("illegal_action", ["raise", "lose"])
+def test_a_value_that_is_no_action_raises_and_changes_nothing(illegal_action: str) -> None:
+    # Once int(action) played 0.7 and True as actions 0 and 1, and "0" as action 0.
+    env = make_gym("kalaha", seat=0, seed=0, illegal_action=illegal_action, pits=4, seeds=3)
+    env.reset()
+    mask = env.action_masks().copy()
+    for action in (0.7, True, "0", None, np.array([0, 1])):
+        with pytest.raises(ActionTypeError):
+            env.step(action)
+        assert np.array_equal(env.action_masks(), mask)
+    _, reward, terminated, _, _ = env.step(np.array([1]))  # one integer in an array is one
+    assert reward == 0 and not terminated
+
+
 def test_opponents_by_name_object_and_count() -> None:
     class First(Agent):
         def act(self, observation, state=None):
             return int(np.flatnonzero(observation["action_mask"])[0])
 
     env = make_gym("hilo", opponents=[First(), "random"], num_players=3, seed=3)
+    play_out(env, np.random.default_rng(0), seed=3)
+    one = First()  # one object for two seats: the other seat gets a copy
+    env = make_gym("hilo", opponents=[one], num_players=3, seed=3)
+    assert env.opponents[0] is one and isinstance(env.opponents[1], First)
+    assert env.opponents[1] is not one
     play_out(env, np.random.default_rng(0), seed=3)
     with pytest.raises(ValueError, match="give 1 or 2 opponents"):
         make_gym("hilo", opponents=["random"] * 3, num_players=3)

@@ -163,7 +163,16 @@ class TurnBasedEnv(AECEnv):
         self.infos = {a: {"seat": self._seat_of[a]} for a in self.agents}
         self._skip_agent_selection = None
         self._after_move()
-        self.agent_selection = self._agent_of_seat[self.state.current_player]
+        if self.state.is_terminal():
+            # A finished position: every agent ends at once with its final reward, so that an
+            # agent_iter loop steps each with None and stops.
+            self.agent_selection = self._agent_of_seat.get(
+                self.state.current_player, self.possible_agents[0]
+            )
+            self._end_game()
+            self._accumulate_rewards()
+        else:
+            self.agent_selection = self._agent_of_seat[self.state.current_player]
         if self.render_mode == "human":
             self.render()
 
@@ -211,12 +220,7 @@ class TurnBasedEnv(AECEnv):
         self.num_turns += 1
         self._after_move()
         if self.state.is_terminal():
-            final = self._final_rewards()
-            for a in self.agents:
-                seat = self._seat_of[a]
-                self.rewards[a] = float(final[seat])
-                self.terminations[a] = True
-                self.infos[a] = {"seat": seat, **self._final_info(seat)}
+            self._end_game()
         elif self.num_turns >= self.max_turns:
             final = self._truncation_rewards()
             for a in self.agents:
@@ -229,6 +233,15 @@ class TurnBasedEnv(AECEnv):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _end_game(self) -> None:
+        """Every agent terminated with its final reward and info (the game is over)."""
+        final = self._final_rewards()
+        for a in self.agents:
+            seat = self._seat_of[a]
+            self.rewards[a] = float(final[seat])
+            self.terminations[a] = True
+            self.infos[a] = {"seat": seat, **self._final_info(seat)}
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
@@ -279,8 +292,27 @@ def wrap_env(raw: AECEnv, illegal_action: str = "raise") -> AECEnv:
         )
     env = raw
     if illegal_action == "terminate":
-        env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
+        env = _TerminateIllegal(env, illegal_reward=-1)
     return _OrderEnforcing(env)
+
+
+class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's termination on a masked action, for actions of the action space only: a
+    value that is no action at all (a float, a bool, a negative or too large number) raises
+    the same clear error as with ``illegal_action="raise"`` and changes nothing (PettingZoo
+    would index the mask with it: numpy errors, or -1 read as the last action)."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        live = self.agents and not (self.terminations[agent] or self.truncations[agent])
+        if live and action is None:
+            raise ActionTypeError(f"{agent} must play an action, got None")
+        if live:
+            try:
+                action = check_action(action, self.unwrapped.num_actions)
+            except (IllegalActionError, ActionTypeError) as err:
+                raise type(err)(f"{agent}: {err}") from None
+        super().step(action)
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
