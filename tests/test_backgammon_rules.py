@@ -401,6 +401,26 @@ def test_cube_text_round_trips(text):
     assert CUBE.state_from_text(text).to_text() == text
 
 
+def test_every_state_of_random_cube_games_round_trips_through_text():
+    # Random players double and drop often: a dropped game once read back with the doubler,
+    # not the dropper, as the seat that acted last.
+    rng = np.random.default_rng(7)
+    endings = set()
+    for _ in range(60):
+        state = CUBE.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.roll_dice(rng)
+            else:
+                legal = [a for a in state.legal_actions() if a != k.DOUBLE or rng.random() < 0.1]
+                state.apply(legal[rng.integers(len(legal))])
+            again = CUBE.state_from_text(state.to_text())
+            assert again == state, state.to_text()
+            assert again.current_player == state.current_player
+        endings.add(state.win_type())
+    assert {"dropped", "single"} <= endings
+
+
 def test_position_id_follows_gnubg():
     gnubg = pytest.importorskip("gnubg_nn")
     from spieltisch.envs.backgammon.gnubg_adapter import to_gnubg_board

@@ -168,6 +168,29 @@ def test_reset_to_a_finished_position_ends_every_agent(game):
     assert sorted(left) == sorted(again.possible_agents)
 
 
+@pytest.mark.parametrize(
+    ("game", "overfull", "endgame"),
+    [
+        ("kalaha", "90,4,4,4,4,4/0 4,4,4,4,4,4/0 0", "0,0,0,0,0,1/40 0,0,2,0,0,0/20 0"),
+        (
+            "hus",
+            "60,2,2,2,2,2,2,2/2,2,2,2,2,2,2,2 2,2,2,2,2,2,2,2/2,2,2,2,2,2,2,2 0",
+            "0,0,0,0,0,0,0,2/0,0,0,0,0,0,0,0 0,0,0,0,0,0,0,0/3,0,0,0,0,0,0,0 0",
+        ),
+    ],
+)
+def test_a_position_must_fit_the_observation_space(game, overfull, endgame):
+    env = make(game, {})
+    env.reset(seed=0)
+    before = snapshot(env)
+    with pytest.raises(ValueError, match="more than the"):
+        env.reset(options={"position": overfull})
+    assert same(snapshot(env), before)
+    env.reset(options={"position": endgame})  # fewer stones than the game's: fine
+    for agent in env.agents:
+        assert env.observation_space(agent).contains(env.observe(agent))
+
+
 @pytest.mark.parametrize("game", list(GAMES))
 def test_render_without_a_mode_is_a_clear_error(game):
     env = make(game, {})

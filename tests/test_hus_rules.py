@@ -205,6 +205,14 @@ def test_a_player_with_no_stones_loses_and_the_winners_points_double():
     assert state.winner() == 0
     assert state.points() == 2 * 10
     assert diagram(state).endswith("game over: seat 0 wins with 20 points")
+    again = HUS.state_from_text(diagram(state))  # a finished game's diagram reads back
+    assert again.is_terminal() and again.winner() == 0 and again.to_text() == state.to_text()
+    lines = diagram(state).splitlines()
+    start = diagram(HUS.new_initial_state()).splitlines()
+    with pytest.raises(PositionFormatError, match="seat 1 can still move"):
+        HUS.state_from_text("\n".join([*start[:4], "game over: seat 0 wins"]))
+    with pytest.raises(PositionFormatError, match="needs one line"):
+        HUS.state_from_text("\n".join([*lines, "seat 0 to move"]))
 
 
 def reference_move(board: list[int], player: int, action: int, max_sown: int):

@@ -33,6 +33,18 @@ def check_stones(counts: Iterable[int]) -> None:
         )
 
 
+def check_game_stones(board: Iterable[int], game_stones: int) -> None:
+    """Raise :class:`PositionFormatError` if a position holds more stones than its game is
+    played with: an env declares its observations in 0..``game_stones`` (a position with fewer,
+    e.g. an endgame, is fine)."""
+    total = int(sum(board))
+    if total > game_stones:
+        raise PositionFormatError(
+            f"the position holds {total} stones, more than the {game_stones} this game is "
+            "played with (the env's observations count at most that many)"
+        )
+
+
 def check_action(action: object, num_actions: int) -> int:
     """Return ``action`` as a plain int, or raise a clear error if it is not one in range.
 

@@ -213,6 +213,7 @@ class BackgammonGame:
             s[k.M_PHASE] = k.PH_OVER
             s[k.M_WINNER] = turn
             if word == "drop":
+                s[k.M_PLAYER] = 1 - turn  # the seat that dropped acted last, as in play
                 s[k.M_RESULT] = k.RESULT_DROP
                 s[k.M_POINTS] = cube
             else:

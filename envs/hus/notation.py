@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from spieltisch.envs._common.errors import PositionFormatError
 from spieltisch.envs._common.notation import check_stones, is_count
-from spieltisch.envs.hus.rules import BOARD_DTYPE
+from spieltisch.envs.hus.rules import BOARD_DTYPE, legal_bits
 
 if TYPE_CHECKING:
     from spieltisch.envs.hus.engine import HusState
@@ -88,10 +88,22 @@ def _parse_diagram(lines: list[str]) -> tuple[np.ndarray, int]:
     r = [_numbers(t, n, 8) for t, n in zip(rows_text, names, strict=True)]
     # Seat 1's rows are drawn from seat 0's view: its column 0 is on the right.
     rows = {(1, 1): r[0][::-1], (1, 2): r[1][::-1], (0, 2): r[2], (0, 1): r[3]}
-    movers = [m for ln in lines for m in re.findall(r"seat ([01]) to move", ln)]
-    if len(movers) != 1:
-        raise PositionFormatError("a Hus diagram needs one line 'seat N to move' (N = 0 or 1)")
-    return board_from_rows(rows), int(movers[0])
+    board = board_from_rows(rows)
+    movers = [int(m) for ln in lines for m in re.findall(r"seat ([01]) to move", ln)]
+    # A finished game's diagram names the winner; the loser is the seat to move, unable to.
+    winners = [int(w) for ln in lines for w in re.findall(r"game over: seat ([01]) wins", ln)]
+    if len(movers) + len(winners) != 1:
+        raise PositionFormatError(
+            "a Hus diagram needs one line 'seat N to move' or 'game over: seat N wins' (N = 0 or 1)"
+        )
+    if winners:
+        loser = 1 - winners[0]
+        if legal_bits(board, loser):
+            raise PositionFormatError(
+                f"'game over: seat {winners[0]} wins' but seat {loser} can still move"
+            )
+        return board, loser
+    return board, movers[0]
 
 
 def render_text(state: HusState) -> str:

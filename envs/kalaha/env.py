@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
+from spieltisch.envs._common.notation import check_game_stones
 from spieltisch.envs.kalaha.draw import draw_board
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
 from spieltisch.envs.kalaha.notation import render_text
@@ -86,7 +87,9 @@ class raw_env(TurnBasedEnv):
         return self.game.new_initial_state()
 
     def _state_from_text(self, text: str) -> KalahaState:
-        return self.game.state_from_text(text)
+        state = self.game.state_from_text(text)
+        check_game_stones(state.board, self.game.total_stones)
+        return state
 
     def _observation(self, seat: int) -> np.ndarray:
         out = np.empty(self.observation_shape, dtype=np.float32)
