@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from spieltisch.agents.base import Agent, RandomAgent
+from spieltisch.envs import GAMES
 from spieltisch.envs._common.options import parse_key_value
 
 AgentFactory = Callable[[dict[str, Any], int | None], Agent]
@@ -51,6 +52,8 @@ def _random(options: dict[str, Any], seed: int | None) -> Agent:
 
 def _table(game: str) -> Any:
     """The game's agent table module, ``agents/<game>/agents.py``."""
+    if game not in GAMES:  # (an import error named a module instead of the games)
+        raise ValueError(f"unknown game {game!r}; games are {sorted(GAMES)}")
     return importlib.import_module(GAME_AGENT_TABLE.format(game=game))
 
 

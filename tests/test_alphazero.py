@@ -232,6 +232,16 @@ def test_margin_weight_needs_a_game_scored_in_stones(tmp_path) -> None:
         build_config({"game": "hus", "algorithm": "alphazero"}, ["margin_weight=0.5"])
 
 
+@pytest.mark.parametrize(("game", "reward"), [("kalaha", "score"), ("hus", "points")])
+@pytest.mark.parametrize("algorithm", ["alphazero", "ppo"])
+def test_self_play_on_a_board_takes_the_win_reward_only(game, reward, algorithm) -> None:
+    # The batched engines score Kalaha and Hus by who won: the option was silently ignored.
+    base = {"game": game, "algorithm": algorithm}
+    with pytest.raises(ConfigError, match=f"takes 'win' only, got '{reward}'"):
+        build_config(base, [f"game_options.reward={reward}"])
+    assert build_config(base, ["game_options.reward=win"]).game_options == {"reward": "win"}
+
+
 def test_n_step_value_targets_on_two_drawn_games() -> None:
     # Game 0 moves at moves 0-3 (seats 0, 0, 1, 0: an extra turn, then a capture) and ends;
     # game 1 moves at moves 0-1 only. Positions are recorded move by move, games in order.

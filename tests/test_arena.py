@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from spieltisch.agents.arena import AgentFailure, evaluate, play_table, stats, summarize_pair
 from spieltisch.agents.base import Agent, InformationSet
-from spieltisch.agents.registry import parse_agent_name
+from spieltisch.agents.registry import make_agent, parse_agent_name
 
 
 def test_wilson_hand_computed() -> None:
@@ -153,6 +153,9 @@ def test_an_agent_that_cannot_be_made_fails_before_any_game(tmp_path, monkeypatc
     monkeypatch.setattr(evaluation, "play_table", lambda *a, **k: played.append(a) or [])
     bad = {
         "alphabeta:depth=abc": "must be integers",
+        "alphabeta:depth=2.5": "must be integers",  # int() once read it as depth 2
+        "alphabeta:depth=true": "must be integers",  # and this as depth 1
+        "alphabeta:depth=99999999999999999999999": "between 1 and 1000",  # a numba TypingError
         f"checkpoint:{tmp_path}/missing": "does not exist",
         "greedy:depth=2": "greedy",
     }
@@ -160,6 +163,8 @@ def test_an_agent_that_cannot_be_made_fails_before_any_game(tmp_path, monkeypatc
         with pytest.raises(ValueError, match=message):
             evaluate("kalaha", ["greedy", "random", agent], 2, mode="round-robin")
     assert played == []
+    with pytest.raises(ValueError, match="unknown game 'chess'; games are"):
+        make_agent("random", "chess")  # once a ModuleNotFoundError
 
 
 @pytest.mark.parametrize(

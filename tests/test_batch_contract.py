@@ -189,6 +189,26 @@ def test_bad_action_raises_and_changes_nothing(game: str, options: dict) -> None
 
 
 @pytest.mark.parametrize(("game", "options"), CASES, ids=IDS)
+def test_reset_of_some_games_checks_which(game: str, options: dict) -> None:
+    batch = make_batch(game, NUM_GAMES, seed=4, **options)
+    batch.reset(seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        batch.step(random_actions(batch, rng))
+    saved = [batch.state(g) for g in range(NUM_GAMES)]
+    # Once backgammon reset game 0 for [True] and game 2 for [2.9]; Kalaha refused [] with an
+    # IndexError; -1 meant the last game.
+    for games in ([True], [2.9], [-1], [NUM_GAMES], [[0, 1]], np.ones(NUM_GAMES - 1, bool)):
+        with pytest.raises(ValueError, match="games"):
+            batch.reset(seed=99, games=games)
+        assert [batch.state(g) for g in range(NUM_GAMES)] == saved
+    batch.reset(games=[])
+    assert [batch.state(g) for g in range(NUM_GAMES)] == saved
+    batch.reset(games=[1, 3])
+    assert [batch.state(g) for g in (0, 2, 4, 5)] == [saved[g] for g in (0, 2, 4, 5)]
+
+
+@pytest.mark.parametrize(("game", "options"), CASES, ids=IDS)
 def test_finished_games_stay_finished(game: str, options: dict) -> None:
     rng = np.random.default_rng(6)
     batch = make_batch(game, NUM_GAMES, seed=6, **options)

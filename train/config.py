@@ -633,6 +633,18 @@ def _check_rollout_ranges(cfg: RolloutConfig, source: str) -> None:
     _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
 
 
+def _check_win_reward(cfg: RunConfig, source: str) -> None:
+    """Self-play scores Kalaha and Hus games by who won (their batched engines' results), so a
+    ``reward`` option of their envs ('score', 'points') would be ignored: refused instead."""
+    reward = cfg.game_options.get("reward", "win")
+    if cfg.game in ("kalaha", "hus") and reward != "win":
+        raise ConfigError(
+            f"{source}: key 'game_options.reward': self-play training scores {cfg.game} games "
+            f"by who won, so it takes 'win' only, got {reward!r} (the env's other rewards are "
+            "for evaluations and loops of your own)"
+        )
+
+
 def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
     positive = ("total_steps", "num_games", "max_turns", "update_epochs", "num_minibatches")
     _check_at_least_one(cfg, (*positive, "pool_interval", "pool_size", "torch_threads"), source)
@@ -655,6 +667,7 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'game' must be one of {sorted(BATCHES)}, got {cfg.game!r}"
         )
+    _check_win_reward(cfg, source)
     for key in ("pool_baselines", "eval_opponents"):
         for name in getattr(cfg, key):
             _check_agent(cfg, key, name, source)
@@ -722,6 +735,7 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
             f"{source}: key 'margin_weight' needs a game scored in stones (kalaha), not {cfg.game}"
         )
     _check_policy_improvement(cfg, source)
+    _check_win_reward(cfg, source)
     if cfg.game == "backgammon":
         _check_backgammon_alphazero(cfg, source)
     else:

@@ -553,6 +553,10 @@ def _move_values(
             out[g, actions[j]] = values[j]
 
 
+#: the deepest search asked for (longer than any game; the compiled search takes int64)
+MAX_DEPTH = 1000
+
+
 class MancalaSearchAgent(Agent):
     """Alpha-beta (``depth`` plies, or iterative deepening for ``time`` seconds) over Kalaha or
     Hus; ``depth=1`` is the ``greedy`` agent. Needs the engine state (perfect information)."""
@@ -569,8 +573,8 @@ class MancalaSearchAgent(Agent):
         extend: int = 0,
     ) -> None:
         super().__init__(seed)
-        if depth < 1:
-            raise ValueError(f"depth must be at least 1, got {depth}")
+        if not 1 <= depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
         if not 0 <= extend <= MAX_EXTEND:
             raise ValueError(f"extend must be between 0 and {MAX_EXTEND}, got {extend}")
         if time_limit is not None and not 0 < time_limit < np.inf:  # NaN would search forever
@@ -750,16 +754,20 @@ def _search_factory(kind: int, param_of, greedy: bool):
             raise ValueError(
                 f"alphabeta parameters are depth, time, tt_bits, extend; got {sorted(unknown)}"
             )
-        try:
-            depth = int(params.get("depth", 4))
-            time_limit = float(params["time"]) if "time" in params else None
-            tt_bits = int(params.get("tt_bits", 20))
-            extend = int(params.get("extend", 0))
-        except (TypeError, ValueError, OverflowError) as err:  # int(1e400) overflows
+        whole = {"depth": 4, "tt_bits": 20, "extend": 0}
+        values = {key: params.get(key, default) for key, default in whole.items()}
+        time_limit = params.get("time")
+        # (int() would read depth=2.5 as 2 and depth=true as 1)
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in values.values()) or not (
+            time_limit is None
+            or (isinstance(time_limit, int | float) and not isinstance(time_limit, bool))
+        ):
             raise ValueError(
                 f"alphabeta: depth, tt_bits and extend must be integers, time a number of "
                 f"seconds (got {params})"
-            ) from err
+            )
+        depth, tt_bits, extend = values["depth"], values["tt_bits"], values["extend"]
+        time_limit = None if time_limit is None else float(time_limit)
         return MancalaSearchAgent(
             kind, param_of(options), seed, depth=depth, time_limit=time_limit, tt_bits=tt_bits,
             name="alphabeta", extend=extend,

@@ -240,8 +240,10 @@ class BatchedGame(Protocol):
         ...
 
     def returns(self) -> np.ndarray:
-        """``(B, num_players)`` float64: each seat's final result (the env's rewards at the
-        end); zeros for unfinished games."""
+        """``(B, num_players)`` float64: each seat's final result, zeros for unfinished games:
+        backgammon's and HiLo's as their ``reward`` option gives them; Kalaha's and Hus's the
+        win value (+1 / -1, 0 for a draw) whatever their env's ``reward``, which the env alone
+        applies (self-play training takes ``reward: win`` only for them)."""
         ...
 
     def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
@@ -360,8 +362,17 @@ def games_flags(games: np.ndarray | None, num_games: int) -> np.ndarray:
         if arr.shape != (num_games,):
             raise ValueError(f"a boolean games array needs shape ({num_games},), got {arr.shape}")
         return np.ascontiguousarray(arr)
+    if arr.size == 0:
+        return np.zeros(num_games, dtype=np.bool_)
+    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(
+            "games must be game indices (a 1-d integer array) or one bool per game, got "
+            f"{arr.dtype} of shape {arr.shape}"
+        )
+    if arr.min() < 0 or arr.max() >= num_games:
+        raise ValueError(f"games: indices must be in 0..{num_games - 1}, got {arr.tolist()}")
     flags = np.zeros(num_games, dtype=np.bool_)
-    flags[arr] = True  # numpy raises IndexError for an index out of range
+    flags[arr] = True
     return flags
 
 

@@ -31,6 +31,7 @@ from spieltisch.envs._common.batch import (
     BlockThreads,
     check_batch_actions,
     check_int_seed,
+    games_flags,
     load_arrays,
     resolve_threads,
     sample_legal_actions,
@@ -300,15 +301,11 @@ class BackgammonBatch:
         ``int(seed.integers(0, 2**63))``, that seeds a new generator of the batch (the caller's
         generator is advanced by that one draw and not kept); None keeps the generator as it is.
         """
+        idx = np.flatnonzero(games_flags(games, self.num_games))  # (checked before any change)
         if isinstance(seed, np.random.Generator):
             self.rng = np.random.default_rng(int(seed.integers(0, 2**63)))
         elif seed is not None:
             self.rng = np.random.default_rng(check_int_seed(seed))
-        if games is None:
-            idx = np.arange(self.num_games)
-        else:
-            games = np.asarray(games)
-            idx = np.flatnonzero(games) if games.dtype == np.bool_ else games.astype(np.int64)
         if idx.size == 0:
             return
         self.states[idx] = self.game.new_initial_state().s

@@ -18,6 +18,7 @@ from spieltisch.envs._common.batch import (
     BatchSeed,
     check_batch_actions,
     check_int_seed,
+    games_flags,
     load_arrays,
     sample_legal_actions,
     save_arrays,
@@ -153,7 +154,7 @@ class HiLoBatch:
         by one draw per game and is not kept); for an int the batch's generator is first
         reseeded as ``np.random.default_rng(seed)``; None draws from the batch's generator.
         """
-        idx = np.arange(self.num_games) if games is None else np.arange(self.num_games)[games]
+        idx = np.flatnonzero(games_flags(games, self.num_games))
         if isinstance(seed, np.random.Generator):
             gen = seed
         else:

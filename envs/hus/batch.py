@@ -159,7 +159,9 @@ class HusBatch(ArrayStateBatch):
         cls, options: dict[str, Any], num_games: int, seed: BatchSeed = None
     ) -> HusBatch:
         """``num_games`` games with the rules of ``hus_v0.env(**options)`` (see
-        :meth:`HusGame.from_options`); Hus has no chance, so ``seed`` changes nothing."""
+        :meth:`HusGame.from_options`); Hus has no chance, so ``seed`` changes nothing. The
+        env's ``reward`` option is accepted and left to the env: :meth:`returns` is the win
+        value."""
         return cls(HusGame.from_options(options), num_games)
 
     def _restart_args(self, which: np.ndarray, first: np.ndarray) -> Any:

@@ -136,7 +136,9 @@ class KalahaBatch(ArrayStateBatch):
         cls, options: dict[str, Any], num_games: int, seed: BatchSeed = None
     ) -> KalahaBatch:
         """``num_games`` games with the rules of ``kalaha_v0.env(**options)`` (see
-        :meth:`KalahaGame.from_options`); Kalaha has no chance, so ``seed`` changes nothing."""
+        :meth:`KalahaGame.from_options`); Kalaha has no chance, so ``seed`` changes nothing. The
+        env's ``reward`` option is accepted and left to the env: :meth:`returns` is the win
+        value."""
         return cls(KalahaGame.from_options(options), num_games)
 
     def _restart_args(self, which: np.ndarray, first: np.ndarray) -> Any:
