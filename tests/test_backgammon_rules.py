@@ -576,3 +576,45 @@ def test_dice_rolls_follow_the_seeded_generator_and_are_uniform():
         rng = np.random.Generator(bits)
         seen = {GAME.state_from_text("4HPwATDgc/ABMA 0 roll").roll_dice(rng) for _ in range(2000)}
         assert len(seen) == 36
+
+
+def test_states_of_one_game_may_be_played_in_several_threads_at_once():
+    # The play generator's workspace was one per game: a thread's plays were overwritten by
+    # another's between num_plays() and apply_play() (8 of 24 such games went astray).
+    import sys
+    import threading
+
+    game = BackgammonGame()
+
+    def play(seed: int, out: dict, start: threading.Barrier) -> None:
+        rng = np.random.default_rng(seed)
+        state = game.new_initial_state()
+        trace = []
+        start.wait()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                trace.append(state.roll_dice(rng))
+                continue
+            boards = state.play_boards()
+            i = int(rng.integers(state.num_plays()))
+            trace.append(boards[i].tobytes())
+            state.apply_play(i)
+        out[seed] = (trace, state.to_text())
+
+    seeds = range(8)
+    alone: dict = {}
+    for seed in seeds:
+        play(seed, alone, threading.Barrier(1))
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        together: dict = {}
+        start = threading.Barrier(len(seeds))
+        threads = [threading.Thread(target=play, args=(s, together, start)) for s in seeds]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert together == alone

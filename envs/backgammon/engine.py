@@ -29,6 +29,7 @@ object per thread.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -92,15 +93,18 @@ class Play(NamedTuple):
         return " ".join(describe_action(a) for a in self.actions) or "pass"
 
 
-class _Workspace:
-    """Scratch array of the play generator, and the state whose plays it holds (a state that
-    is not the owner regenerates its plays before reading them)."""
+_MT19937 = np.random.MT19937  # (read on every roll: one name instead of two attributes)
 
-    __slots__ = ("owner", "scratch")
+
+class _Workspace(threading.local):
+    """Scratch array of the play generator, and the state whose plays it holds (a state that
+    is not the owner regenerates its plays before reading them): one of each per thread, so
+    that states of one game may be used in several threads at once (as long as each state is
+    used by one thread at a time)."""
 
     def __init__(self) -> None:
-        self.scratch = k.new_workspace()
-        self.owner: object = None
+        # [owner, scratch] in one list: one thread-local lookup per move on the hot paths
+        self.cell: list = [None, k.new_workspace()]
 
     def __reduce__(self) -> tuple:
         return (_Workspace, ())
@@ -291,17 +295,18 @@ class BackgammonState(EngineState):
     def __init__(self, game: BackgammonGame, s: np.ndarray) -> None:
         self.game = game
         self.s = s
-        ws = game._ws
-        self._st = game._refresh(s, ws.scratch)
-        ws.owner = self
+        cell = game._ws.cell
+        self._st = game._refresh(s, cell[1])
+        cell[0] = self
 
-    def _workspace(self) -> _Workspace:
-        """The workspace, holding this state's plays (regenerated if another state used it)."""
-        ws = self.game._ws
-        if ws.owner is not self:
-            self._st = self.game._refresh(self.s, ws.scratch)
-            ws.owner = self
-        return ws
+    def _scratch(self) -> np.ndarray:
+        """This thread's workspace array, holding this state's plays (regenerated if another
+        state used it)."""
+        cell = self.game._ws.cell
+        if cell[0] is not self:
+            self._st = self.game._refresh(self.s, cell[1])
+            cell[0] = self
+        return cell[1]
 
     # --- queries -------------------------------------------------------------------------------
     @property
@@ -382,13 +387,13 @@ class BackgammonState(EngineState):
         """The resulting boards of the legal plays, ``(num_plays, 52)`` int8 (a copy; layout
         as the board in :mod:`.rules`), in the order of :meth:`legal_plays`."""
         out = np.empty((self.num_plays(), k.BOARD_SIZE), dtype=np.int8)
-        self.game._play_boards(self.s, self._workspace().scratch, out)
+        self.game._play_boards(self.s, self._scratch(), out)
         return out
 
     def play_actions(self, index: int) -> tuple[int, ...]:
         """The checker-move actions of legal play ``index`` (one way to play it, in order)."""
         index = self._check_play_index(index)
-        row = k.play_moves(self._workspace().scratch, index)
+        row = k.play_moves(self._scratch(), index)
         return tuple(int(a) for a in row if a >= 0)
 
     def legal_plays(self) -> list[Play]:
@@ -398,13 +403,13 @@ class BackgammonState(EngineState):
         n = self.num_plays()
         if n == 0:
             return []
-        ws = self._workspace()
-        actions = [tuple(int(a) for a in k.play_moves(ws.scratch, i) if a >= 0) for i in range(n)]
+        scratch = self._scratch()
+        actions = [tuple(int(a) for a in k.play_moves(scratch, i) if a >= 0) for i in range(n)]
         plays = []
         for i in range(n):
             # `play` only reads the workspace, so it keeps this state's plays.
             child = self.clone()
-            child._st = self.game._play(child.s, i, ws.scratch)
+            child._st = self.game._play(child.s, i, scratch)
             plays.append(Play(actions[i], child))
         return plays
 
@@ -441,16 +446,16 @@ class BackgammonState(EngineState):
         # 64-bit raw output, by rejection above 364 * 180 = 65520: exact, and 4x cheaper than
         # rng.integers. MT19937's raw output has 32 bits: it goes the slow way.
         bits = rng.bit_generator
-        if type(bits) is np.random.MT19937:
+        if type(bits) is _MT19937:
             r = int(rng.integers(180))
         else:
             r = bits.random_raw() >> 48
             while r >= 65520:
                 r = bits.random_raw() >> 48
         game = self.game
-        ws = game._ws
-        self._st = st = game._roll(self.s, r % 180, ws.scratch)
-        ws.owner = self
+        cell = game._ws.cell
+        self._st = st = game._roll(self.s, r % 180, cell[1])
+        cell[0] = self
         return (st >> 18) & 7, (st >> 21) & 7
 
     def set_dice(self, d1: int, d2: int) -> None:
@@ -463,9 +468,9 @@ class BackgammonState(EngineState):
             raise IllegalActionError(
                 f"the opening roll cannot be a tie ({d1}-{d2}): ties are rolled again"
             )
-        ws = self.game._ws
-        self._st = self.game._set_dice(self.s, int(d1), int(d2), ws.scratch)
-        ws.owner = self
+        cell = self.game._ws.cell
+        self._st = self.game._set_dice(self.s, int(d1), int(d2), cell[1])
+        cell[0] = self
 
     def _check_dice(self, d1: object, d2: object) -> None:
         if self._st & 7 > 1:
@@ -491,9 +496,9 @@ class BackgammonState(EngineState):
         game = self.game
         if type(action) is not int or not 0 <= action < game.num_actions or not self.s[73 + action]:
             action = self._validated(action)  # 73 == rules.MASK (inlined on the hot path)
-        ws = game._ws
-        self._st = game._act(self.s, action, ws.scratch)
-        ws.owner = self
+        cell = game._ws.cell
+        self._st = game._act(self.s, action, cell[1])
+        cell[0] = self
 
     def _validated(self, action: object) -> int:
         action = check_action(action, self.game.num_actions)
@@ -517,10 +522,9 @@ class BackgammonState(EngineState):
         if type(index) is not int or st & 7 != 4 or not 0 <= index < (st >> 5) & 8191:
             index = self._check_play_index(index)
         game = self.game
-        ws = game._ws
-        if ws.owner is not self:
-            ws = self._workspace()
-        self._st = game._play(self.s, index, ws.scratch)
+        cell = game._ws.cell
+        scratch = cell[1] if cell[0] is self else self._scratch()
+        self._st = game._play(self.s, index, scratch)
 
     def _check_play_index(self, index: object) -> int:
         if isinstance(index, bool) or not isinstance(index, int | np.integer):
