@@ -370,7 +370,7 @@ def games_flags(games: np.ndarray | None, num_games: int) -> np.ndarray:
             f"{arr.dtype} of shape {arr.shape}"
         )
     if arr.min() < 0 or arr.max() >= num_games:
-        raise ValueError(f"games: indices must be in 0..{num_games - 1}, got {arr.tolist()}")
+        raise IndexError(f"games: indices must be in 0..{num_games - 1}, got {arr.tolist()}")
     flags = np.zeros(num_games, dtype=np.bool_)
     flags[arr] = True
     return flags
