@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from run_helpers import lose_newest_checkpoint
 from spieltisch.agents.arena import evaluate
 from spieltisch.agents.kalaha.accuracy import move_accuracy
 from spieltisch.agents.kalaha.solver import KalahaSolver
@@ -67,6 +68,7 @@ def checkpoint_tensors(run_dir: Path) -> dict[str, torch.Tensor]:
 def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path, search) -> None:
     whole = train(config(tmp_path, "whole", "stop_after_iterations=4", *search))
     first = train(config(tmp_path, "split", "stop_after_iterations=3", *search))
+    lose_newest_checkpoint(tmp_path / "split")  # killed after iteration 3
     assert first["iteration"] == 3
     assert load_checkpoint(latest_checkpoint(tmp_path / "split")).meta["iteration"] == 2
     resumed = train(config(tmp_path, "split", "stop_after_iterations=2", *search), resume=True)
@@ -183,6 +185,22 @@ def test_init_checkpoint_starts_from_those_weights_and_resume_does_not_read_it(t
 def test_init_checkpoint_that_does_not_fit_is_named(tmp_path, init, extra, words) -> None:
     with pytest.raises(CheckpointError, match=words):
         AlphaZeroTrainer(config(tmp_path, "x", f"init_checkpoint={init}", *extra))
+
+
+def test_a_network_plays_only_the_board_it_was_trained_on(tmp_path) -> None:
+    # Only the options typed were compared: without -o, a 4-pit network played the default
+    # 6 pits (or forfeited every game with a matmul error), and -o pits=4 alone played 6 seeds.
+    train(config(tmp_path, "small", "stop_after_iterations=1"))
+    path = latest_checkpoint(tmp_path / "small")
+    name = f"checkpoint:{path}"
+    for options, words in [
+        ({}, "trained with pits=4, the game has pits=6 \\(its default: give -o pits=...\\)"),
+        ({"pits": 4}, "trained with seeds=3, the game has seeds=6 \\(its default"),
+        ({"pits": 4, "seeds": 3, "rules": "standard"}, "rules='goki'.*rules='standard'$"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            make_agent(name, "kalaha", 0, options)
+    assert make_agent(f"{name}:sims=2", "kalaha", 0, {**SMALL, "reward": "score"}) is not None
 
 
 def test_init_checkpoint_must_name_a_network_of_the_game() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from run_helpers import lose_newest_checkpoint
 from spieltisch.agents.arena import evaluate
 from spieltisch.agents.backgammon import td_value as tv
 from spieltisch.agents.backgammon.chance_search import TDSearchAgent
@@ -161,6 +162,7 @@ def checkpoint_of(run_dir: Path):
 def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path) -> None:
     whole = ab.train(config(tmp_path, "whole", "stop_after_iterations=4"), log=quiet)
     first = ab.train(config(tmp_path, "split", "stop_after_iterations=3"), log=quiet)
+    lose_newest_checkpoint(tmp_path / "split")  # killed after iteration 3
     assert first["iteration"] == 3
     assert checkpoint_of(tmp_path / "split").meta["iteration"] == 2
     resumed = ab.train(config(tmp_path, "split", "stop_after_iterations=2"), resume=True, log=quiet)

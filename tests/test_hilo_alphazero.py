@@ -251,7 +251,8 @@ def test_four_player_run_with_per_seat_values_resumes_exactly_and_plays(tmp_path
     assert (targets.max(axis=1) > 0).mean() > 0.9  # nearly every game has a winner
     final = load_checkpoint(tmp_path / "whole" / "final")
     assert final.meta["arch"]["value_outputs"] == 4
-    agent = make_agent(f"checkpoint:{tmp_path / 'whole' / 'final'}:sims=4,dets=2", "hilo")
+    name = f"checkpoint:{tmp_path / 'whole' / 'final'}:sims=4,dets=2"
+    agent = make_agent(name, "hilo", game_options={"num_players": 4})
     state = HiLoGame(4).new_initial_state(1)
     seat = state.current_player
     obs = {"observation": state.observation(seat), "action_mask": state.legal_mask()}

@@ -106,8 +106,6 @@ class Trainer(ABC):
     """name of a progress unit (the progress bar's unit)"""
     bar_smoothing: float = 0.3
     """tqdm's smoothing of the speed shown"""
-    checkpoint_on_stop: bool = False
-    """also write a checkpoint when the stop-after limit ends the process"""
     checkpoint_on_evaluation: bool = False
     """also write a checkpoint after every evaluation (it records the evaluation)"""
     resumable_keys: frozenset[str] = RESUMABLE_RUN_KEYS
@@ -371,7 +369,7 @@ def run(
         if (
             trainer.rounds % cfg.checkpoint_interval == 0
             or done
-            or (stopping and trainer.checkpoint_on_stop)
+            or stopping  # (the stop-after limit: --resume goes on from here)
             or (evaluated and trainer.checkpoint_on_evaluation)
         ):
             name = trainer.checkpoint_name()

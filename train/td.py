@@ -451,7 +451,6 @@ class TDTrainer(StateTrainer):
     unit = "game"
     bar_smoothing = 0.05
     resumable_keys = frozenset(RESUMABLE_CHANGES)
-    checkpoint_on_stop = True
     #: the arena evaluates a checkpoint file; saved again afterwards, it records the evaluation
     checkpoint_on_evaluation = True
 

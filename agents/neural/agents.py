@@ -28,6 +28,7 @@ from typing import Any
 
 from spieltisch.agents.base import Agent
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from spieltisch.envs import options_with_defaults
 
 PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 
@@ -115,14 +116,38 @@ BOOKKEEPING_OPTIONS = frozenset(
 )
 
 
-def _check_options(ckpt_options: dict[str, Any], options: dict[str, Any], where: str) -> None:
+#: rules options that make the game a network was trained on: compared with their defaults
+#: filled in (a network trained on 4 pits must not play the default 6 because ``-o pits=4`` was
+#: left out); the others are compared where both name them (backgammon's cube is played by the
+#: agent's own rule, whatever the net learnt)
+GAME_DEFINING_OPTIONS: dict[str, tuple[str, ...]] = {
+    "kalaha": ("pits", "seeds", "rules"),
+    "hus": ("max_sown",),
+    "hilo": ("num_players",),
+    "backgammon": (),
+}
+
+
+def _check_options(
+    ckpt_options: dict[str, Any], options: dict[str, Any], where: str, game: str | None
+) -> None:
+    """Raise ValueError if the game of ``options`` is not the one the network of ``where`` was
+    trained on (see :data:`GAME_DEFINING_OPTIONS`)."""
+    given = dict(options)
+    defining = GAME_DEFINING_OPTIONS.get(game or "", ())
+    if defining:
+        trained = options_with_defaults(game, ckpt_options)
+        playing = options_with_defaults(game, options)
+        ckpt_options = {**ckpt_options, **{key: trained[key] for key in defining}}
+        options = {**options, **{key: playing[key] for key in defining}}
     for key, value in options.items():
         if key in BOOKKEEPING_OPTIONS:
             continue
         if key in ckpt_options and ckpt_options[key] != value:
+            default = "" if key in given else f" (its default: give -o {key}=...)"
             raise ValueError(
                 f"{where} was trained with {key}={ckpt_options[key]!r}, "
-                f"the game has {key}={value!r}"
+                f"the game has {key}={value!r}{default}"
             )
 
 
@@ -194,7 +219,7 @@ def load_network(
             _check_game(name, ckpt.meta.get("game"), game)
             if options and ckpt.meta.get("game") in GAMES:
                 make_batch(ckpt.meta["game"], 1, **options)
-        _check_options(ckpt.game_options, options, name)
+        _check_options(ckpt.game_options, options, name, ckpt.meta.get("game"))
     except CheckpointError:
         raise
     except (ValueError, TypeError) as err:
@@ -244,7 +269,7 @@ def make_prefixed_agent(
         ckpt = load_checkpoint(path, game, root=root)
     except CheckpointError as err:
         raise ValueError(str(err)) from err
-    _check_options(ckpt.game_options, game_options, f"{prefix}:{value}")
+    _check_options(ckpt.game_options, game_options, f"{prefix}:{value}", game)
     from spieltisch.agents.backgammon import td_value
 
     if td_value.is_td_checkpoint(ckpt.meta):  # a TD value net: best afterstate, 1-ply
