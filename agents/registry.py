@@ -113,6 +113,8 @@ def check_agent_name(spec: str, game: str, *, human: bool = True, prefixed: bool
     known = set(agent_factories(game))
     if not human:
         known.discard("human")
+    if sep and prefix in PREFIX_AGENT_MODULES:  # (read as parameters, they got odd errors)
+        raise ValueError(f"{spec}: {prefix}: agents are not taken here; agents are {sorted(known)}")
     base = parse_agent_name(spec)[0]
     if base not in known:
         prefixes = ", pretrained:<game> (shipped) and checkpoint:<path> (a trained policy)"

@@ -341,9 +341,18 @@ def test_a_journal_of_other_games_is_refused(tmp_path) -> None:
     assert journal.read_text() == before
     with pytest.raises(ValueError, match="records other games"):
         evaluate("hus", ["greedy", "random"], 2, journal=journal)
-    (tmp_path / "notes.txt").write_text("hello\n")
-    with pytest.raises(ValueError, match="is not an arena journal"):
-        evaluate("kalaha", ["greedy", "random"], 2, journal=tmp_path / "notes.txt")
+    # A file that is no journal is refused and left as it was: once a text without a final
+    # newline was replaced by a journal, and a last line without one was cut off first.
+    for text in ("hello\n", "my notes, no newline", "line one\nline two, no newline", "{}"):
+        (tmp_path / "notes.txt").write_text(text)
+        with pytest.raises(ValueError, match="is not an arena journal"):
+            evaluate("kalaha", ["greedy", "random"], 2, journal=tmp_path / "notes.txt")
+        assert (tmp_path / "notes.txt").read_text() == text
+    # A journal killed while writing its first line is started afresh
+    killed = tmp_path / "killed.jsonl"
+    killed.write_text(before[:20])
+    assert evaluate("kalaha", ["greedy", "random"], 2, options={"pits": 4}, journal=killed)
+    assert killed.read_text() == before
     journal.write_text(before + "{not json\n")
     with pytest.raises(ValueError, match=r"line 6: not JSON"):
         evaluate("kalaha", ["greedy", "random"], 2, options={"pits": 4}, journal=journal)

@@ -74,6 +74,35 @@ def test_train_names_a_run_dir_it_cannot_make(tmp_path, capsys):
     )
 
 
+def test_a_run_that_fails_before_writing_leaves_no_run_dir(tmp_path, capsys):
+    config = str(Path(__file__).resolve().parents[1] / "configs" / "kalaha_alphazero.yaml")
+    run_dir = tmp_path / "runs" / "new"
+    assert main(["train", config, "--set", f"run_dir={run_dir}", "--resume"]) == 2
+    assert "no checkpoint" in capsys.readouterr().err
+    assert not run_dir.exists()  # (an empty folder was left behind)
+    run_dir.mkdir(parents=True)  # a folder of one's own stays
+    assert main(["train", config, "--set", f"run_dir={run_dir}", "--resume"]) == 2
+    assert run_dir.is_dir()
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "override", "words"),
+    [
+        (algorithm, override, words)
+        for algorithm in ("ppo", "alphazero")
+        for override, words in (
+            ("eval_opponents=[]", "'eval_opponents' must name at least one agent"),  # crashed
+            ("eval_opponents=[pretrained:kalaha]", "pretrained: agents are not taken here"),
+        )
+    ]
+    + [("ppo", "pool_baselines=[checkpoint:x/y]", "checkpoint: agents are not taken here")],
+)
+def test_evaluation_opponents_are_checked_before_training(algorithm, override, words, capsys):
+    config = str(Path(__file__).resolve().parents[1] / "configs" / f"kalaha_{algorithm}.yaml")
+    assert main(["train", config, "--set", override]) == 2
+    assert words in capsys.readouterr().err
+
+
 def test_unknown_arguments_show_the_commands_usage_and_the_option_meant(capsys):
     """An option a command does not take is refused with that command's usage (argparse gave
     the top level's, which lists no options) and the close option it has."""

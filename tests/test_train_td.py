@@ -68,6 +68,9 @@ def test_shipped_config_is_valid() -> None:
         ({"hidden": 0}, "'hidden'"),
         ({"eval_opponent": "nobody"}, "key 'eval_opponent': unknown agent 'nobody'"),
         ({"eval_opponent": "human"}, "key 'eval_opponent': unknown agent 'human'"),
+        # found at the final evaluation once, after the training, when the run could not change
+        ({"eval_opponent": "pretrained:backgammon:plyy=2"}, "key 'eval_opponent': .*'plyy'"),
+        ({"eval_opponent": "checkpoint:/no/such/net"}, "key 'eval_opponent': .*does not exist"),
     ],
 )
 def test_bad_config_is_rejected_clearly(over: dict, words: str) -> None:

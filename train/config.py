@@ -143,7 +143,8 @@ class PPOConfig(RunConfig):
 
     # --- run management (see RunConfig for the shared keys) ---
     eval_opponents: list[str] = field(default_factory=lambda: ["random"])
-    """arena agents the greedy policy is evaluated against (each seat in turn)"""
+    """the game's scripted agents (arena names, not pretrained: or checkpoint:) the greedy
+    policy is evaluated against (each seat in turn); at least one"""
     keep_best: bool = True
     """keep the policy with the best mean evaluation score as run_dir/best (it is evaluated
     next to the final one at the end)"""
@@ -364,7 +365,7 @@ class AlphaZeroConfig(RunConfig):
     eval_opponents: list[str] = field(default_factory=lambda: ["random"])
     """arena agents the network is evaluated against (each seat in turn; backgammon: seats
     swapped with paired dice, scored in points per game, pretrained: and checkpoint: names
-    allowed)"""
+    allowed; the other games: their scripted agents); at least one"""
     eval_simulations: int = 0
     """simulations of the evaluated player (0: the raw network, its most likely move)"""
     keep_best: bool = True
@@ -645,6 +646,14 @@ def _check_win_reward(cfg: RunConfig, source: str) -> None:
         )
 
 
+def _check_eval_opponents(cfg: PPOConfig | AlphaZeroConfig, source: str) -> None:
+    if not cfg.eval_opponents:  # (an empty list crashed the run's end summary)
+        raise ConfigError(
+            f"{source}: key 'eval_opponents' must name at least one agent (e.g. [random]); "
+            "eval_interval: 0 and final_eval_games: 0 turn the evaluations off"
+        )
+
+
 def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
     positive = ("total_steps", "num_games", "max_turns", "update_epochs", "num_minibatches")
     _check_at_least_one(cfg, (*positive, "pool_interval", "pool_size", "torch_threads"), source)
@@ -668,6 +677,7 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
             f"{source}: key 'game' must be one of {sorted(BATCHES)}, got {cfg.game!r}"
         )
     _check_win_reward(cfg, source)
+    _check_eval_opponents(cfg, source)
     for key in ("pool_baselines", "eval_opponents"):
         for name in getattr(cfg, key):
             _check_agent(cfg, key, name, source)
@@ -736,6 +746,7 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         )
     _check_policy_improvement(cfg, source)
     _check_win_reward(cfg, source)
+    _check_eval_opponents(cfg, source)
     if cfg.game == "backgammon":
         _check_backgammon_alphazero(cfg, source)
     else:
@@ -841,11 +852,14 @@ def _check_td_net_name(key: str, name: str, source: str) -> None:
 
 def _check_agent(cfg: RunConfig, key: str, name: str, source: str, prefixed: bool = False) -> None:
     """An agent the config names for unattended play: no ``human``; ``prefixed`` allows
-    ``pretrained:``/``checkpoint:`` names (checked when loaded)."""
-    from spieltisch.agents.registry import check_agent_name
+    ``pretrained:``/``checkpoint:`` names, loaded here once (a bad parameter or path found
+    only at the final evaluation would end a finished run, whose config may not change)."""
+    from spieltisch.agents.registry import PREFIX_AGENT_MODULES, check_agent_name, make_agent
 
     try:
         check_agent_name(name, cfg.game, human=False, prefixed=prefixed)
+        if prefixed and name.partition(":")[0] in PREFIX_AGENT_MODULES:
+            make_agent(name, cfg.game, 0, cfg.game_options)
     except ValueError as err:
         raise ConfigError(f"{source}: key {key!r}: {err}") from err
 

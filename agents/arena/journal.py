@@ -48,8 +48,16 @@ class ArenaJournal:
 
     def _complete_lines(self) -> list[str]:
         """The file's whole lines; a last line cut short (a kill while writing) is dropped
-        from the file too, so that the next record starts on a line of its own."""
+        from the file too, so that the next record starts on a line of its own. A file that
+        does not begin as a journal raises ValueError first and is left as it is."""
         data = self.path.read_bytes()
+        first_end = data.find(b"\n")
+        opening = ('{"format": ' + json.dumps(FORMAT)).encode()
+        if first_end < 0:  # not even the header is whole: a journal killed at its start?
+            if not opening.startswith(data[: len(opening)]):
+                raise ValueError(f"{self.path} is not an arena journal")
+        elif not _is_header(data[:first_end]):
+            raise ValueError(f"{self.path} is not an arena journal")
         end = data.rfind(b"\n") + 1
         if end < len(data):
             with open(self.path, "r+b") as f:
@@ -57,12 +65,7 @@ class ArenaJournal:
         return data[:end].decode(errors="replace").splitlines()
 
     def _read(self, lines: list[str]) -> None:
-        try:
-            recorded = json.loads(lines[0])
-        except json.JSONDecodeError:
-            recorded = None
-        if not isinstance(recorded, dict) or recorded.get("format") != FORMAT:
-            raise ValueError(f"{self.path} is not an arena journal")
+        recorded = json.loads(lines[0])  # (a header: checked by _complete_lines)
         there, here = self._same(recorded), self._same(self.header)
         if there != here:
             differ = _differences(there, here)
@@ -91,6 +94,15 @@ class ArenaJournal:
             f.write(json.dumps(value) + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+
+def _is_header(line: bytes) -> bool:
+    """Whether ``line`` is a journal's first line."""
+    try:
+        recorded = json.loads(line.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(recorded, dict) and recorded.get("format") == FORMAT
 
 
 def _differences(there: dict[str, Any], here: dict[str, Any], prefix: str = "") -> list[str]:

@@ -111,8 +111,10 @@ def run(args: argparse.Namespace) -> int:
 
         train = partial(train_on_ray, address=args.ray, num_workers=args.workers)
 
+    run_dir = Path(cfg.run_dir)
+    made = not run_dir.exists()  # (removed again if the run fails before writing anything)
     try:  # a run_dir that cannot be made fails here, not with a traceback from the trainer
-        Path(cfg.run_dir).mkdir(parents=True, exist_ok=True)
+        run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         print(
             f"spieltisch train: cannot make run_dir {cfg.run_dir}: {err.strerror or err}",
@@ -123,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
         result = train(cfg, resume=args.resume, overwrite=args.overwrite)
     except (CheckpointError, ValueError) as err:
         print(f"spieltisch train: {err}", file=sys.stderr)
+        if made and not any(run_dir.iterdir()):
+            run_dir.rmdir()
         return 2
     except OSError as err:  # e.g. the disk filled up: the checkpoints written so far stay
         print(
