@@ -44,4 +44,28 @@ def check_output_path(path: str | os.PathLike) -> Path:
         raise ValueError(f"cannot write {out}: directory {out.parent} does not exist")
     if not out.parent.is_dir():
         raise ValueError(f"cannot write {out}: {out.parent} is not a directory")
+    try:  # a write that fails here (permissions, /proc, a read-only disk) changes nothing
+        if out.exists():
+            with open(out, "ab"):
+                pass
+        else:
+            fd, probe = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as err:
+        raise ValueError(f"cannot write {out}: {err.strerror or err}") from None
     return out
+
+
+def check_plot_format(path: str | os.PathLike) -> None:
+    """ValueError unless matplotlib writes pictures of ``path``'s suffix (checked before the
+    work whose picture it is)."""
+    from matplotlib.figure import Figure
+
+    formats = Figure().canvas.get_supported_filetypes()
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise ValueError(
+            f"cannot draw {path}: the picture's format comes from its suffix, one of "
+            f"{sorted(formats)}"
+        )

@@ -116,6 +116,11 @@ def check_agent_name(spec: str, game: str, *, human: bool = True, prefixed: bool
     if sep and prefix in PREFIX_AGENT_MODULES:  # (read as parameters, they got odd errors)
         raise ValueError(f"{spec}: {prefix}: agents are not taken here; agents are {sorted(known)}")
     base = parse_agent_name(spec)[0]
+    if base == "human" and not human:
+        raise ValueError(
+            "agent 'human' cannot play here (unattended games); a person plays with "
+            f"'spieltisch play'; agents are {sorted(known)}"
+        )
     if base not in known:
         prefixes = ", pretrained:<game> (shipped) and checkpoint:<path> (a trained policy)"
         raise ValueError(

@@ -177,6 +177,12 @@ def test_an_agent_that_cannot_be_made_fails_before_any_game(tmp_path, monkeypatc
         (["--opening-plies", "-1"], "opening_plies must be an integer of at least 0"),
         (["--json", "{tmp}/missing/r.json"], "directory {tmp}/missing does not exist"),
         (["--plot", "{tmp}"], "{tmp} is a directory"),
+        # these failed with a traceback after all the games
+        (["--json", "/proc/r.json"], "cannot write /proc/r.json"),
+        (["--plot", "/proc/r.png"], "cannot write /proc/r.png"),
+        (["--plot", "{tmp}/r.txt"], "the picture's format comes from its suffix"),
+        (["--journal", "/proc/j"], "cannot write /proc/j"),
+        (["--agents", "human", "random"], "agent 'human' cannot play here"),  # a traceback
     ],
 )
 def test_eval_refuses_bad_counts_and_output_paths_before_any_game(

@@ -166,7 +166,7 @@ def test_positions_as_states_and_position_ids():
         ({"position": "4HPwATDgc/ABMA 0 open"}, "before the opening roll"),
         ({"position": "4HPwATDgc/ABMA 0 roll cube=1"}, "no doubling cube"),
         ({"agents": "nobody"}, "unknown agent 'nobody'"),
-        ({"agents": "human"}, "unknown agent 'human'"),
+        ({"agents": "human"}, "agent 'human' cannot play here"),
         ({"games": 0}, "games must be"),
         ({"seed": -1}, "seed must be"),
         ({"truncate": 0}, "truncate must be"),

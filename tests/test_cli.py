@@ -152,6 +152,8 @@ def test_curves_draws_one_run_or_several_and_names_what_it_cannot_draw(tmp_path,
         ([str(tmp_path / "missing")], 2, "no run directory"),
         ([str(tmp_path / "no_logs")], 2, "no TensorBoard logs"),
         ([str(tmp_path / "a"), "--out", str(tmp_path / "x" / "c.png")], 2, "does not exist"),
+        ([str(tmp_path / "a"), "--out", "/proc/c.png"], 2, "cannot write /proc/c.png"),
+        ([str(tmp_path / "a"), "--out", str(tmp_path / "c.txt")], 2, "format comes from"),
         ([str(tmp_path / "empty")], 1, "nothing logged to draw yet"),
     ):
         assert main(["curves", *argv]) == code

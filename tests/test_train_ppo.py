@@ -82,7 +82,7 @@ def test_config_errors_name_the_key(tmp_path) -> None:
 def test_opponent_names_are_checked() -> None:
     with pytest.raises(ConfigError, match="key 'pool_baselines': unknown agent 'minimax'"):
         build_config({"game": "kalaha"}, ["pool_baselines=[minimax]"])
-    with pytest.raises(ConfigError, match="key 'eval_opponents': unknown agent 'human'"):
+    with pytest.raises(ConfigError, match="key 'eval_opponents': agent 'human' cannot play here"):
         build_config({"game": "hus"}, ["eval_opponents=[human]"])
     cfg = build_config({"game": "hilo"}, ["eval_opponents=[random, 'heuristic:samples=2']"])
     assert cfg.eval_opponents == ["random", "heuristic:samples=2"]

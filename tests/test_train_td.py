@@ -67,7 +67,7 @@ def test_shipped_config_is_valid() -> None:
         ({"game_options": {"cube": True}}, "cube"),
         ({"hidden": 0}, "'hidden'"),
         ({"eval_opponent": "nobody"}, "key 'eval_opponent': unknown agent 'nobody'"),
-        ({"eval_opponent": "human"}, "key 'eval_opponent': unknown agent 'human'"),
+        ({"eval_opponent": "human"}, "key 'eval_opponent': agent 'human' cannot play here"),
         # found at the final evaluation once, after the training, when the run could not change
         ({"eval_opponent": "pretrained:backgammon:plyy=2"}, "key 'eval_opponent': .*'plyy'"),
         ({"eval_opponent": "checkpoint:/no/such/net"}, "key 'eval_opponent': .*does not exist"),

@@ -504,8 +504,8 @@ def evaluate(
     run again with it, an evaluation that was killed plays only the games not recorded."""
     options = dict(options or {})
     check_table_counts(seeds, seed, opening_plies, workers)
-    for spec in agents:
-        check_agent_name(spec, game)
+    for spec in agents:  # unattended: a person plays with spieltisch play
+        check_agent_name(spec, game, human=False)
     # Each agent built once here, so a bad parameter or a missing checkpoint fails before the
     # first game, not after the pairs before it have played (the workers build their own).
     for spec in dict.fromkeys(agents):

@@ -44,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from spieltisch.agents.files import check_output_path
+    from spieltisch.agents.files import check_output_path, check_plot_format
     from spieltisch.train.curves import CURVES, plot_runs, run_unit
 
     run_dirs = [Path(d) for d in args.run_dirs]
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else default
     try:
         check_output_path(out)
+        check_plot_format(out)
     except ValueError as err:
         print(f"spieltisch curves: {err}", file=sys.stderr)
         return 2

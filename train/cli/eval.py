@@ -9,7 +9,7 @@ import sys
 from spieltisch.agents.arena import AgentFailure, evaluate, plot
 from spieltisch.agents.arena.match import FIRST_MOVE_SECONDS
 from spieltisch.agents.arena.report import forfeit_summary
-from spieltisch.agents.files import check_output_path
+from spieltisch.agents.files import check_output_path, check_plot_format
 from spieltisch.agents.registry import opening_plies
 from spieltisch.envs import GAMES
 from spieltisch.envs._common.options import add_option_argument, parse_options
@@ -141,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         for path in (args.json, args.markdown, args.plot):  # before the games, not after
             if path is not None:
                 check_output_path(path)
+        if args.plot is not None:
+            check_plot_format(args.plot)
         mode = args.mode or ("pair" if len(args.agents) == 2 else "round-robin")
         opening = args.opening_plies
         if opening is None:
