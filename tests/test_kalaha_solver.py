@@ -523,6 +523,39 @@ def test_cli_time_limit_and_node_limit(capsys):
     assert "not to --accuracy" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("extra", "code", "words"),
+    [
+        # checked after the database was built once (35 s for Kalah(5,4))
+        (["--accuracy", "foo"], 2, "unknown agent 'foo'"),
+        (["--accuracy", "random", "--opponents", "alphabeta:depth=x"], 2, "must be integers"),
+        (["--accuracy", "human"], 2, "agent 'human' cannot play here"),  # a HumanQuit traceback
+        (["--accuracy", "random", "--position", "3,3,3,3/0 3,3,3,3/0 0"], 2, "--position applies"),
+        (["--accuracy", "random", "--move-values"], 2, "--move-values applies"),  # ignored
+        (["--accuracy", "random", "--games", "0"], 2, "--games: must be at least 1"),  # nan%
+        (["--accuracy", "random", "--max-stones", "-1"], 2, "--max-stones: must be at least 0"),
+        (["--cache-dir", "/proc/x"], 2, "cannot keep databases there"),  # 'saved' 0 bytes
+        (["--cache-dir", "{file}"], 2, "is a file, not a folder"),
+    ],
+)
+def test_cli_refuses_bad_accuracy_runs_and_cache_folders_before_building(
+    extra, code, words, tmp_path, capsys, monkeypatch
+):
+    import spieltisch.train.cli.solve as solve_cli
+    from spieltisch.train.cli import main
+
+    (tmp_path / "file").write_text("mine")
+    monkeypatch.setattr(solve_cli, "KalahaSolver", lambda *a, **k: pytest.fail("built"))
+    args = ["solve", "kalaha", "--pits", "4", "--seeds", "3", "--quiet"]
+    extra = [x.format(file=tmp_path / "file") for x in extra]
+    try:
+        assert main([*args, *extra]) == code
+    except SystemExit as exit_info:  # argparse's refusals
+        assert exit_info.code == code
+    assert words in capsys.readouterr().err
+    assert (tmp_path / "file").read_text() == "mine"
+
+
 def test_cli_accuracy_json_records_the_moves_and_the_memory(tmp_path, capsys):
     from spieltisch.train.cli import main
 

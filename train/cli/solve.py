@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from spieltisch.agents.arena.provenance import peak_rss_gib
+from spieltisch.agents.files import check_output_path
 from spieltisch.agents.kalaha.endgame import EndgameDatabase, default_cache_dir
 from spieltisch.agents.kalaha.solver import (
     DEFAULT_TT_BITS,
@@ -137,7 +139,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         metavar="AGENT",
         help="instead of solving: rate the moves of this registered agent against the solver",
     )
-    p.add_argument("--games", type=int, default=10, help="--accuracy: games per opponent")
+    p.add_argument("--games", type=_positive_int, default=10, help="--accuracy: games per opponent")
     p.add_argument(
         "--opponents",
         nargs="*",
@@ -146,10 +148,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="--accuracy: baseline opponents (default random); self-play is added",
     )
     p.add_argument("--no-self-play", action="store_true", help="--accuracy: skip self-play")
-    p.add_argument("--seed", type=int, default=0, help="--accuracy: seed of games and agents")
+    p.add_argument("--seed", type=_count, default=0, help="--accuracy: seed of games and agents")
     p.add_argument(
         "--max-stones",
-        type=int,
+        type=_count,
         default=None,
         metavar="N",
         help="--accuracy: judge only positions with at most N stones left in the pits (for "
@@ -157,7 +159,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument(
         "--opening-plies",
-        type=int,
+        type=_count,
         default=0,
         metavar="N",
         help="--accuracy: each game starts with N random moves (from the game's seed, not "
@@ -191,6 +193,35 @@ _seconds = _checked(
     "a positive number of seconds",
 )
 _positive_int = _checked(int, "an integer", lambda x: x >= 1, "at least 1")
+_count = _checked(int, "an integer", lambda x: x >= 0, "at least 0")
+
+
+def _check_agents(names: list[str], game: KalahaGame) -> None:
+    """ValueError unless every agent named can be made for ``game`` (unattended)."""
+    from spieltisch.agents.registry import check_agent_name, make_agent
+
+    options = {"pits": game.pits, "seeds": game.seeds, "rules": game.rules}
+    for name in names:
+        check_agent_name(name, "kalaha", human=False)
+        make_agent(name, "kalaha", 0, options)
+
+
+def _check_cache_dir(path: str | os.PathLike) -> None:
+    """ValueError unless endgame databases can be written in ``path`` (made if missing)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(
+            f"--cache-dir {folder} is a file, not a folder; give another or --no-cache"
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        check_output_path(folder / "probe")
+    except (OSError, ValueError) as err:
+        why = err.strerror if isinstance(err, OSError) else err
+        raise ValueError(
+            f"--cache-dir {folder}: cannot keep databases there ({why}); give another "
+            "folder or --no-cache"
+        ) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -198,16 +229,28 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
-    if args.accuracy and (args.time_limit is not None or args.max_nodes is not None):
+    solving_only = {
+        "--time-limit": args.time_limit is not None,
+        "--max-nodes": args.max_nodes is not None,
+        "--position": args.position is not None,
+        "--move-values": args.move_values,
+    }
+    if args.accuracy and any(solving_only.values()):
+        given = [name for name, on in solving_only.items() if on]
+        verb = "applies" if len(given) == 1 else "apply"
         print(
-            "spieltisch solve: --time-limit and --max-nodes apply to solving a position, "
-            "not to --accuracy",
+            f"spieltisch solve: {' and '.join(given)} {verb} to solving a position, not to "
+            "--accuracy",
             file=sys.stderr,
         )
         return 2
     try:
         game = KalahaGame(args.pits, args.seeds, args.rules)
         state = game.state_from_text(args.position) if args.position else None
+        if args.accuracy:  # before the database is built (a minute or more)
+            _check_agents([args.accuracy, *args.opponents], game)
+        if not args.no_cache:
+            _check_cache_dir(args.cache_dir or default_cache_dir())
     except (ValueError, TypeError, PositionFormatError) as err:
         print(f"spieltisch solve: {err}", file=sys.stderr)
         return 2
