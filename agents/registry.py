@@ -79,16 +79,21 @@ def human_view_options(game: str, seat: int) -> dict[str, Any]:
     return {option: seat} if option else {}
 
 
-def parse_agent_name(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"alphabeta:depth=6,tt_bits=18"`` -> ``("alphabeta", {"depth": 6, "tt_bits": 18})``."""
+def parse_agent_name(spec: str, label: str | None = None) -> tuple[str, dict[str, Any]]:
+    """``"alphabeta:depth=6,tt_bits=18"`` -> ``("alphabeta", {"depth": 6, "tt_bits": 18})``;
+    errors name the agent ``label`` (default ``spec``)."""
     name, sep, rest = spec.partition(":")
     params: dict[str, Any] = {}
     if sep:
-        what = f"the parameters of agent {spec!r}"
+        what = f"the parameters of agent {label or spec!r}"
         for pair in rest.split(","):
             key, value = parse_key_value(pair, what)
             if not key.isidentifier():  # they become keyword arguments
                 raise ValueError(f"{what} are named like Python identifiers, got {key!r}")
+            if key in params:  # (the last one was kept)
+                raise ValueError(f"{what} give {key!r} twice")
+            if key == "seed":
+                raise ValueError(f"{what}: an agent's seed comes from the arena (its --seed)")
             params[key] = value
     if not name:
         raise ValueError(f"empty agent name in {spec!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,20 @@ def test_evaluation_opponents_are_checked_before_training(algorithm, override, w
     assert words in capsys.readouterr().err
 
 
+def test_an_interrupted_training_run_says_how_to_continue(tmp_path, capsys, monkeypatch):
+    import spieltisch.train.ppo as ppo
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo, "train", interrupted)
+    config = str(Path(__file__).resolve().parents[1] / "configs" / "kalaha_ppo.yaml")
+    assert main(["train", config, "--set", f"run_dir={tmp_path / 'run'}"]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("\n") and f"kept in {tmp_path / 'run'}" in err  # (it said only
+    assert f"spieltisch train {config} --resume" in err  # 'interrupted', on the bar's line)
+
+
 def test_unknown_arguments_show_the_commands_usage_and_the_option_meant(capsys):
     """An option a command does not take is refused with that command's usage (argparse gave
     the top level's, which lists no options) and the close option it has."""
@@ -158,3 +173,41 @@ def test_curves_draws_one_run_or_several_and_names_what_it_cannot_draw(tmp_path,
     ):
         assert main(["curves", *argv]) == code
         assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["play", "kalaha", "--games", "0"], "--games: expected an integer of at least 1"),
+        (["play", "kalaha", "-o", "render_mode=human"], "play draws the boards itself"),
+        (["serve", "--max-sessions", "0"], "--max-sessions must be at least 1, got 0"),
+        (["train", "{configs}/kalaha_ppo.yaml", "--workers", "2"], "give it with --ray"),
+        (["train", "/dev/null"], "is empty"),  # it started a 2M-step run of the defaults
+        (["train", "{configs}/kalaha_ppo.yaml", "--set", "totl_steps=5"], "'total_steps'?"),
+    ],
+)
+def test_small_command_line_mistakes_are_named(argv, words, capsys):
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    try:
+        assert main([a.format(configs=configs) for a in argv]) == 2
+    except SystemExit as exit_info:  # argparse's refusals
+        assert exit_info.code == 2
+    assert words in capsys.readouterr().err
+
+
+def test_agent_names_and_configs_read_as_meant(tmp_path):
+    from spieltisch.agents.registry import make_agent
+    from spieltisch.train.config import build_config
+
+    for name, words in [
+        ("alphabeta:depth=2,depth=3", "give 'depth' twice"),  # the last one was kept
+        ("pretrained:kalaha:sims=4,sims=8", "'pretrained:kalaha:sims=4,sims=8' give 'sims'"),
+        ("random:seed=3", "seed comes from the arena"),  # "got multiple values for 'seed'"
+        ("pretrained:kalaha:", "nothing after the last ':'"),  # "an agent for kalaha:"
+        (f"checkpoint:{tmp_path}", "is a folder; name a checkpoint in it"),  # "x.json ..."
+    ]:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            make_agent(name, "kalaha")
+    assert build_config({"game": "hus"}).run_dir == "runs/hus_ppo"  # was runs/kalaha_ppo
+    assert build_config({"game": "hus", "algorithm": "alphazero"}).run_dir == "runs/hus_alphazero"
+    assert build_config({}, ["hidden=[128.0, 64]"]).hidden == [128, 64]  # "must be list"

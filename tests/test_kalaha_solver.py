@@ -532,8 +532,16 @@ def test_cli_time_limit_and_node_limit(capsys):
         (["--accuracy", "human"], 2, "agent 'human' cannot play here"),  # a HumanQuit traceback
         (["--accuracy", "random", "--position", "3,3,3,3/0 3,3,3,3/0 0"], 2, "--position applies"),
         (["--accuracy", "random", "--move-values"], 2, "--move-values applies"),  # ignored
-        (["--accuracy", "random", "--games", "0"], 2, "--games: must be at least 1"),  # nan%
-        (["--accuracy", "random", "--max-stones", "-1"], 2, "--max-stones: must be at least 0"),
+        (
+            ["--accuracy", "random", "--games", "0"],
+            2,
+            "--games: expected an integer of at least 1",
+        ),  # nan%
+        (
+            ["--accuracy", "random", "--max-stones", "-1"],
+            2,
+            "--max-stones: expected an integer of at least 0",
+        ),
         (["--cache-dir", "/proc/x"], 2, "cannot keep databases there"),  # 'saved' 0 bytes
         (["--cache-dir", "{file}"], 2, "is a file, not a folder"),
     ],

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from spieltisch.envs._common.options import parse_key_value
+from spieltisch.envs._common.options import closest_name, parse_key_value
 
 
 class ConfigError(ValueError):
@@ -51,7 +51,8 @@ class RunConfig:
 
     # --- run management ---
     run_dir: str = "runs/kalaha_ppo"
-    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go"""
+    """where checkpoints, resolved config, TensorBoard logs and the final evaluation go
+    (default: runs/<game>_<algorithm>)"""
     checkpoint_interval: int = 20
     """rounds between checkpoints (a resumed run loses at most this many)"""
     keep_checkpoints: int = 3
@@ -482,13 +483,17 @@ def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
     names = [f.name for f in dataclasses.fields(cls)]
     for key in data:
         if key not in hints:
-            raise ConfigError(f"{source}: unknown key {key!r}; keys are {sorted(names)}")
+            close = closest_name(key, names)
+            meant = f" (did you mean {close!r}?)" if close else ""
+            raise ConfigError(f"{source}: unknown key {key!r}{meant}; keys are {sorted(names)}")
     for key, value in list(data.items()):
         if isinstance(value, str) and _accepts_float(hints[key]):
             # PyYAML reads 1e-3 (no dot) as a string; a float field takes it as a number
             with contextlib.suppress(ValueError):
                 value = data[key] = float(value)
-        if _accepts_int(hints[key]):
+        if _accepts_list(hints[key]) and isinstance(value, list) and _list_of_int(hints[key]):
+            value = data[key] = [_whole_number(v) for v in value]  # hidden: [128.0]
+        elif _accepts_int(hints[key]):
             # counts written 1e6 (a string to PyYAML) or 1.0e6 (a float): whole numbers
             value = data[key] = _whole_number(value)
         if not _type_ok(value, hints[key]):
@@ -523,6 +528,10 @@ def _accepts_list(hint: Any) -> bool:
     return list in (typing.get_origin(hint), *map(typing.get_origin, typing.get_args(hint)))
 
 
+def _list_of_int(hint: Any) -> bool:
+    return any(typing.get_args(arg) == (int,) for arg in (hint, *typing.get_args(hint)))
+
+
 def _whole_number(value: Any) -> Any:
     """``value`` as an int when it is a whole number written as a float (``1.0e6``, or
     ``1e6``, which PyYAML reads as a string); otherwise unchanged (and refused by its type)."""
@@ -537,6 +546,8 @@ def _whole_number(value: Any) -> Any:
 
 
 def _hint_name(hint: Any) -> str:
+    if typing.get_args(hint):  # list[int], not list
+        return str(hint).replace("typing.", "")
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 
@@ -893,18 +904,24 @@ def build_config(
         raise ConfigError(
             f"{source}: key 'algorithm' must be one of {sorted(CONFIG_CLASSES)}, got {algorithm!r}"
         )
-    return _coerce(CONFIG_CLASSES[algorithm], data, source)
+    cls = CONFIG_CLASSES[algorithm]
+    if "run_dir" not in data:  # runs/<game>_<algorithm> (a Hus config ran in runs/kalaha_ppo)
+        game = data.get("game", cls.game)
+        data["run_dir"] = f"runs/{game}_{algorithm}" if isinstance(game, str) else cls.run_dir
+    return _coerce(cls, data, source)
 
 
 def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> RunConfig:
     """Read a YAML config file and apply ``--set`` overrides."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"cannot read config {p}: {err}") from err
     except (yaml.YAMLError, RecursionError) as err:  # RecursionError: nested too deep
         raise ConfigError(f"config {p} is not valid YAML: {err}") from err
+    if data is None:  # (it started a 2M-step run of the defaults)
+        raise ConfigError(f"config {p} is empty; start from one in configs/ (e.g. kalaha_ppo.yaml)")
     return build_config(data, overrides, source=str(p))
 
 

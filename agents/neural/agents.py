@@ -165,8 +165,9 @@ def split_parameters(prefix: str, value: str) -> tuple[str, dict[str, Any]]:
         value = head
         head, sep, tail = value.rpartition(":")
     params: dict[str, Any] = {}
+    label = ":".join([f"{prefix}:{value}", *reversed(groups)])
     for group in reversed(groups):
-        for key, setting in parse_agent_name(f"x:{group}")[1].items():
+        for key, setting in parse_agent_name(f"x:{group}", label)[1].items():
             if key in params:
                 raise ValueError(f"{prefix}:{value}: the parameter {key!r} is given twice")
             params[key] = setting
@@ -239,6 +240,8 @@ def make_prefixed_agent(
     :data:`agents.registry.PREFIX_AGENT_MODULES`). ``checkpoint_root``: the folder a
     ``checkpoint:`` path must lie in (see :func:`~.checkpoint.load_checkpoint`); the shipped
     ``pretrained:`` agents are always loaded from inside their own folder."""
+    if value.endswith(":") or value.endswith(","):
+        raise ValueError(f"{prefix}:{value}: nothing after the last {value[-1]!r}")
     value, params = split_parameters(prefix, value)
     # ply, keep, cube, cube_life: TD value nets (cube: agents/backgammon/cube.py); weight: HiLo
     # search (agents/hilo/search.py); sims: Gumbel search (dets: its HiLo determinizations);

@@ -177,7 +177,16 @@ def load_checkpoint(
     if root is not None:
         _check_inside((meta_path, weights), root)
     if not meta_path.is_file():
-        raise CheckpointError(f"checkpoint metadata {meta_path} does not exist")
+        if Path(path).is_dir():  # a run folder, named instead of a checkpoint in it
+            named = [
+                p.stem for p in sorted(Path(path).glob("*.json")) if p.stem in ("best", "final")
+            ]
+            hint = f" (e.g. {Path(path) / named[0]})" if named else ""
+            raise CheckpointError(
+                f"{path} is a folder; name a checkpoint in it, without a suffix{hint}"
+            )
+        what = "is not a file" if meta_path.exists() else "does not exist"
+        raise CheckpointError(f"checkpoint metadata {meta_path} {what}")
     if not weights.is_file():
         raise CheckpointError(f"checkpoint weights {weights} do not exist")
     try:

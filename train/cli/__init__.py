@@ -74,15 +74,15 @@ def _refuse_unknown(parser: argparse.ArgumentParser, unknown: list[str]) -> None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:
-        _refuse_unknown(getattr(args, "_parser", parser), unknown)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    try:
+    try:  # (Ctrl-C while the commands' modules load gave a traceback)
+        parser = build_parser()
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:
+            _refuse_unknown(getattr(args, "_parser", parser), unknown)
+        if args.command is None:
+            parser.print_help()
+            return 2
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("\ninterrupted", file=sys.stderr)  # (off a progress bar's line)
         return 130

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 from spieltisch.agents.arena import AgentFailure, evaluate, plot
 from spieltisch.agents.arena.match import FIRST_MOVE_SECONDS
@@ -29,15 +30,26 @@ def time_limit_argument(text: str) -> float | None:
     return seconds or None
 
 
-def non_negative_int(text: str) -> int:
-    """An integer argument of at least 0 (a seed)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer of at least 0, got {text!r}")
-    return value
+def int_at_least(least: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer of at least ``least``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer of at least {least}, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+#: an integer argument of at least 0 (a seed), and of at least 1 (a count)
+non_negative_int = int_at_least(0)
+positive_int = int_at_least(1)
 
 
 def add_first_move_time_limit_argument(p: argparse.ArgumentParser) -> None:

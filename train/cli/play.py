@@ -13,6 +13,7 @@ from spieltisch.envs._common.options import add_option_argument, parse_options
 from spieltisch.train.cli.eval import (
     add_first_move_time_limit_argument,
     non_negative_int,
+    positive_int,
     time_limit_argument,
 )
 
@@ -50,7 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=0,
         help="seed of the game and the agents (default 0)",
     )
-    p.add_argument("--games", type=int, default=1, help="number of games (default 1)")
+    p.add_argument("--games", type=positive_int, default=1, help="number of games (default 1)")
     p.add_argument(
         "--move-time-limit",
         type=time_limit_argument,
@@ -69,6 +70,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     try:
         options = parse_options(args.option)
+        if "render_mode" in options:  # (make() got it twice: a TypeError naming make)
+            raise ValueError("-o render_mode: play draws the boards itself (--quiet: none)")
         humans = [i for i, a in enumerate(args.agents) if a == "human"]
         # one person at the table sees what their seat knows (hidden information), unless the
         # options say otherwise

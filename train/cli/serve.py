@@ -70,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
     if root is not None and not root.is_dir():
         print(f"spieltisch serve: --checkpoint-dir {root} is not a folder", file=sys.stderr)
         return 2
-    if not 0 <= args.port <= 65535 or args.max_sessions < 1:
-        print("spieltisch serve: --port must be 0..65535 and --max-sessions >= 1", file=sys.stderr)
+    problems = [f"--port must be 0..65535, got {args.port}"] if not 0 <= args.port <= 65535 else []
+    if args.max_sessions < 1:
+        problems.append(f"--max-sessions must be at least 1, got {args.max_sessions}")
+    if problems:
+        print(f"spieltisch serve: {'; '.join(problems)}", file=sys.stderr)
         return 2
     settings = ServerSettings(
         move_time_limit=args.move_time_limit,

@@ -36,6 +36,7 @@ from spieltisch.agents.kalaha.solver import (
 )
 from spieltisch.envs._common.errors import PositionFormatError
 from spieltisch.envs.kalaha.engine import RULE_SETS, KalahaGame, KalahaState
+from spieltisch.train.cli.eval import non_negative_int, positive_int
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -120,7 +121,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument(
         "--max-nodes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="stop the solve after N search nodes (checked every 4096), as --time-limit",
@@ -139,7 +140,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         metavar="AGENT",
         help="instead of solving: rate the moves of this registered agent against the solver",
     )
-    p.add_argument("--games", type=_positive_int, default=10, help="--accuracy: games per opponent")
+    p.add_argument("--games", type=positive_int, default=10, help="--accuracy: games per opponent")
     p.add_argument(
         "--opponents",
         nargs="*",
@@ -148,10 +149,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="--accuracy: baseline opponents (default random); self-play is added",
     )
     p.add_argument("--no-self-play", action="store_true", help="--accuracy: skip self-play")
-    p.add_argument("--seed", type=_count, default=0, help="--accuracy: seed of games and agents")
+    p.add_argument(
+        "--seed", type=non_negative_int, default=0, help="--accuracy: seed of games and agents"
+    )
     p.add_argument(
         "--max-stones",
-        type=_count,
+        type=non_negative_int,
         default=None,
         metavar="N",
         help="--accuracy: judge only positions with at most N stones left in the pits (for "
@@ -159,7 +162,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument(
         "--opening-plies",
-        type=_count,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="--accuracy: each game starts with N random moves (from the game's seed, not "
@@ -192,8 +195,6 @@ _seconds = _checked(
     lambda x: math.isfinite(x) and x > 0,
     "a positive number of seconds",
 )
-_positive_int = _checked(int, "an integer", lambda x: x >= 1, "at least 1")
-_count = _checked(int, "an integer", lambda x: x >= 0, "at least 0")
 
 
 def _check_agents(names: list[str], game: KalahaGame) -> None:

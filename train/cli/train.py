@@ -91,6 +91,13 @@ def run(args: argparse.Namespace) -> int:
         from spieltisch.train.alphazero import train
     else:
         from spieltisch.train.ppo import train
+    if args.workers is not None and (args.ray is None or args.workers < 1):
+        print(
+            "spieltisch train: --workers counts Ray's rollout workers: give it with --ray, "
+            "at least 1",
+            file=sys.stderr,
+        )
+        return 2
     if args.ray is not None:
         if cfg.algorithm not in ("ppo", "alphazero"):
             print(
@@ -135,6 +142,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    except KeyboardInterrupt:
+        print(
+            f"\nspieltisch train: interrupted; the run's complete checkpoints are kept in "
+            f"{cfg.run_dir}; continue with: spieltisch train {shlex.quote(args.config)} "
+            "--resume (and the same --set options)",
+            file=sys.stderr,
+        )
+        return 130
     if "summary" in result:
         print(result["summary"])
     else:
