@@ -8,10 +8,13 @@ from spieltisch.train.run_files import POINTER, checkpoint_dir, latest_checkpoin
 
 
 def lose_newest_checkpoint(run_dir: Path) -> None:
-    """Delete the newest checkpoint of ``run_dir`` and the pointer to it, as if the run had been
-    killed before writing it (a run stopped by ``stop_after_iterations`` writes one on stop)."""
+    """Delete the newest checkpoint of ``run_dir`` and point at the one before, as if the run
+    had been killed before writing it (a run stopped by ``stop_after_iterations`` writes one on
+    stop)."""
     newest = latest_checkpoint(run_dir)
     assert newest is not None
-    for suffix in (".json", ".safetensors"):
-        newest.with_suffix(suffix).unlink()
-    (checkpoint_dir(run_dir) / POINTER).unlink()
+    for part in newest.parent.glob(f"{newest.name}.*"):  # its metadata, weights, ...
+        part.unlink()
+    before = latest_checkpoint(run_dir)  # (the newest complete one left)
+    assert before is not None
+    (checkpoint_dir(run_dir) / POINTER).write_text(before.name + "\n")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from run_helpers import lose_newest_checkpoint
 from spieltisch.agents.neural.checkpoint import CheckpointError
 from spieltisch.train.config import RunConfig
 from spieltisch.train.run_files import RunDirError, latest_checkpoint
@@ -134,7 +135,9 @@ def test_stopped_and_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> 
     first = ToyTrainer(config(tmp_path / "split"), stop_after=7)
     result = run(first, log=lambda _: None)
     assert result == {"rounds": 7, "metrics": first.metrics}  # no final evaluation
-    # no checkpoint on stopping: the run continues from round 4
+    # a checkpoint on stopping; without it (a kill) the run continues from round 4
+    assert latest_checkpoint(tmp_path / "split").name == "round_0007"
+    lose_newest_checkpoint(tmp_path / "split")
     assert latest_checkpoint(tmp_path / "split").name == "round_0004"
     messages: list[str] = []
     resumed = ToyTrainer(config(tmp_path / "split"))
@@ -248,12 +251,12 @@ def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     tmp_path: Path,
 ) -> None:
     run_dir = tmp_path / "run"
-    # stops after round 5; its last checkpoint (checkpoint_interval 4) is at round 4
+    # stops after round 5, with a checkpoint there (checkpoint_interval 4)
     run(ToyTrainer(config(run_dir), stop_after=5), log=lambda _: None)
     first = json.loads((run_dir / "resources.json").read_text())
     (session,) = first["sessions"]
     assert session["unit"] == "tick"
-    assert session["units_start"] == 0 and session["units_end"] == 40
+    assert session["units_start"] == 0 and session["units_end"] == 50
     assert session["wall_seconds"] >= 0 and session["cpu_seconds"] >= 0
     assert 0 < session["peak_rss_gib"] < 64 and session["cpu_count"] >= 1
     assert "command" in session and "load_average_start" in session
@@ -262,7 +265,7 @@ def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     assert result["resources"] == ledger
     assert ledger["sessions"][0] == session  # the first session as it was
     second = ledger["sessions"][1]
-    assert second["units_start"] == 40 and second["units_end"] == 10 * ROUNDS
+    assert second["units_start"] == 50 and second["units_end"] == 10 * ROUNDS
     total = ledger["total"]
     assert total["sessions"] == 2
     assert total["wall_seconds"] == round(session["wall_seconds"] + second["wall_seconds"], 1)

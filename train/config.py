@@ -161,7 +161,8 @@ class PPOConfig(RunConfig):
     core it is more than 2x slower. Runs with the same value reproduce and resume exactly;
     another value changes the rounding"""
     stop_after_iterations: int | None = None
-    """stop (as if killed) after this many iterations in this process; for tests"""
+    """stop after this many iterations in this process, with a checkpoint (continue with
+    --resume): a long run spread over sessions"""
 
 
 @dataclass
@@ -374,7 +375,8 @@ class AlphaZeroConfig(RunConfig):
     torch_threads: int = 1
     """torch.set_num_threads; 1 keeps runs reproducible and leaves cores to the engines"""
     stop_after_iterations: int | None = None
-    """stop (as if killed) after this many iterations in this process; for tests"""
+    """stop after this many iterations in this process, with a checkpoint (continue with
+    --resume): a long run spread over sessions"""
 
 
 @dataclass
@@ -447,7 +449,8 @@ class RolloutConfig(RunConfig):
     keep_best: bool = True
     """keep the net with the best evaluation (points per game) as run_dir/best"""
     stop_after_iterations: int | None = None
-    """stop (as if killed) after this many iterations in this process; for tests"""
+    """stop after this many iterations in this process, with a checkpoint (continue with
+    --resume): a long run spread over sessions"""
 
 
 CONFIG_CLASSES: dict[str, type[RunConfig]] = {

@@ -184,7 +184,8 @@ def load_network(
     """The checkpoint of the network named ``name``: ``pretrained:<game>`` (the shipped network
     for the game with ``game_options``: ``pretrained:kalaha`` with ``{"seeds": 4}`` is Kalah(6,4)'s;
     with ``:algo=ALGO`` the one shipped for that algorithm, ``pretrained:hus:algo=ppo``) or
-    ``checkpoint:<path>``; ``game_options`` must agree with those it was trained with. Raises
+    ``checkpoint:<path>``; ``game_options`` must be the game it was trained on, defaults
+    filled in (None: any game; see :data:`GAME_DEFINING_OPTIONS`). Raises
     :class:`CheckpointError` naming the problem (:class:`NetworkNameError` for a name that is not
     a network's, e.g. an agent with play parameters). ``game``: the game the network must be
     for (checked before the options)."""
@@ -220,7 +221,8 @@ def load_network(
             _check_game(name, ckpt.meta.get("game"), game)
             if options and ckpt.meta.get("game") in GAMES:
                 make_batch(ckpt.meta["game"], 1, **options)
-        _check_options(ckpt.game_options, options, name, ckpt.meta.get("game"))
+        if game_options is not None:  # (None: whatever game it was trained on)
+            _check_options(ckpt.game_options, options, name, ckpt.meta.get("game"))
     except CheckpointError:
         raise
     except (ValueError, TypeError) as err:

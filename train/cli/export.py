@@ -66,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     try:
         options = parse_options(args.option)
-        meta = export_onnx(args.network, args.onnx, options)
+        meta = export_onnx(args.network, args.onnx, options or None)  # none: as trained
     except (OnnxExportError, ValueError) as err:
         print(f"spieltisch export: {err}", file=sys.stderr)
         return 2
