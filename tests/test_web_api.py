@@ -131,6 +131,14 @@ BAD_NEW_GAMES = [
     ({"game": "kalaha", "agents": ["checkpoint:runs/x/final", "random"]}, 400,
      "checkpoint: agents are off"),
     ({"game": "kalaha", "agents": ["pretrained:hus", "random"]}, 400, "not for kalaha"),
+    # found by a helper trying to break it:
+    ({"game": ["kalaha"], "agents": []}, 404, "unknown game ['kalaha']"),  # a 500
+    ({"game": "kalaha", "agents": ["random"] * 2, "options": []}, 400, "options must be"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "options": {"random_start": True}}, 400,
+     "no option 'random_start'"),  # its seats were mixed up: the wrong winner, forfeits
+    ({"game": "kalaha", "agents": ["pretrained:kalaha:sims=100000000", "random"]}, 400,
+     "sims is at most 4096 here"),  # 12.7 GiB allocated before any time limit
+    ({"game": "kalaha", "agents": ["alphabeta:depth=40", "random"]}, 400, "depth is at most"),
 ]  # fmt: skip
 
 
@@ -152,6 +160,38 @@ def test_malformed_requests(client):
     assert client.post("/api/sessions/nope/agent").status_code == 404
     assert client.get("/api/nothing").status_code == 404
     assert client.put("/api/sessions").status_code == 405
+    nested = client.post("/api/sessions", content=b"[" * 30000)  # a RecursionError: 500
+    assert nested.status_code == 400 and "nested too deeply" in nested.json()["error"]
+
+
+def test_other_sites_pages_and_host_names_are_refused():
+    """A page of another site could post to the server on this machine (a text/plain POST
+    needs no preflight), or point its own name at it (DNS rebinding)."""
+    client = TestClient(create_app(ServerSettings(allowed_hosts=("127.0.0.1", "localhost"))),
+                        base_url="http://127.0.0.1:8000")  # fmt: skip
+    body = json.dumps({"game": "kalaha", "agents": ["random"] * 2})
+    plain = {"content-type": "text/plain"}
+    other = client.post("/api/sessions", content=body,
+                        headers={**plain, "origin": "http://evil.example"})  # fmt: skip
+    assert other.status_code == 403 and "refused" in other.json()["error"]
+    same = client.post("/api/sessions", content=body,
+                       headers={**plain, "origin": "http://127.0.0.1:8000"})  # fmt: skip
+    assert same.status_code == 200
+    assert client.post("/api/sessions", content=body).status_code == 200  # no browser
+    renamed = client.post("/api/sessions", content=body, headers={"host": "evil.example:8000"})
+    assert renamed.status_code == 400
+    from spieltisch.train.cli.serve import allowed_hosts
+
+    assert "localhost" in allowed_hosts("127.0.0.1") and allowed_hosts("0.0.0.0") is None
+    assert allowed_hosts("192.168.1.5")[0] == "192.168.1.5"
+
+
+def test_only_a_persons_seat_resigns(client):
+    sid = new_game(client, game="kalaha", agents=["random", "human"], seed=3)["id"]
+    for seat in (True, 1.0, 0):  # True and 1.0 passed as seat 1, and went into the result
+        r = client.post(f"/api/sessions/{sid}/resign", json={"seat": seat})
+        assert r.status_code == 400 and "only a person's seat" in r.json()["error"]
+    assert client.post(f"/api/sessions/{sid}/resign", json={"seat": 1}).status_code == 200
 
 
 def test_bad_moves_change_nothing(client):
@@ -396,6 +436,8 @@ def test_cli_serve_help_and_bad_arguments(tmp_path):
     assert exit_info.value.code == 0
     assert main(["serve", "--checkpoint-dir", str(tmp_path / "missing")]) == 2
     assert main(["serve", "--port", "70000"]) == 2
+    with pytest.raises(SystemExit):  # it meant the default, 10 s
+        main(["serve", "--first-move-time-limit", "0"])
 
 
 def test_static_files_exist():

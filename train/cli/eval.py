@@ -52,12 +52,23 @@ non_negative_int = int_at_least(0)
 positive_int = int_at_least(1)
 
 
+def first_move_time_argument(text: str) -> float:
+    """A ``--first-move-time-limit`` value: positive seconds (a first move always has a limit
+    while the others do; 0 read as "no limit" was taken as the default)."""
+    seconds = time_limit_argument(text)
+    if seconds is None:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds > 0 (--move-time-limit 0 turns the limits off), got {text!r}"
+        )
+    return seconds
+
+
 def add_first_move_time_limit_argument(p: argparse.ArgumentParser) -> None:
     """``--first-move-time-limit`` (``spieltisch eval`` and ``play``): the limit of each agent's
     first move, which may compile or load."""
     p.add_argument(
         "--first-move-time-limit",
-        type=time_limit_argument,
+        type=first_move_time_argument,
         default=None,
         metavar="SECONDS",
         help="seconds for each agent's first move, which may compile or load (default "

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from spieltisch.train.cli.eval import time_limit_argument
+from spieltisch.train.cli.eval import first_move_time_argument, time_limit_argument
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument(
         "--first-move-time-limit",
-        type=time_limit_argument,
+        type=first_move_time_argument,
         default=120.0,
         metavar="SECONDS",
         help="seconds for an agent's first move in a game, which may compile code "
@@ -55,6 +55,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="games kept at once; the longest unused goes first (default 500)",
     )
     return p  # fmt: skip
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def allowed_hosts(host: str) -> tuple[str, ...] | None:
+    """The Host names the server answers to when it listens on ``host``: this machine's names
+    on loopback, the address itself (and this machine's names) otherwise; None (any) when it
+    listens on every address, where the network's own names cannot be known."""
+    if host in ("0.0.0.0", "::", ""):
+        return None
+    if host in LOOPBACK_NAMES:
+        return LOOPBACK_NAMES
+    return (host, *LOOPBACK_NAMES)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         first_move_time_limit=args.first_move_time_limit or args.move_time_limit,
         checkpoint_root=None if root is None else root.resolve(),
         max_sessions=args.max_sessions,
+        allowed_hosts=allowed_hosts(args.host),
     )
     config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
                             log_level="warning")  # fmt: skip

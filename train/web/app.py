@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from spieltisch.agents.neural.agents import pretrained_names
 from spieltisch.agents.registry import agent_names
@@ -47,6 +48,8 @@ from spieltisch.train.web.sessions import (
 )
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
@@ -62,6 +65,14 @@ def _error(err: RequestError) -> JSONResponse:
     return JSONResponse({"error": str(err)}, status_code=err.status)
 
 
+def _check_origin(request: Request) -> None:
+    """A browser names the page that sends a request in its Origin header: a page of another
+    site (which may post to this server on the machine it runs on) is refused."""
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        raise RequestError(f"requests from {origin} are refused: use the page of this server", 403)
+
+
 def _parse_body(raw: bytes) -> dict[str, Any]:
     """A request's JSON body (an empty body is ``{}``); RequestError if it is not a JSON
     object."""
@@ -73,6 +84,8 @@ def _parse_body(raw: bytes) -> dict[str, Any]:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as err:
         raise RequestError(f"the request body is not JSON: {err}") from None
+    except RecursionError:  # (thousands of nested brackets were a 500)
+        raise RequestError("the request body is nested too deeply") from None
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     return body
@@ -103,6 +116,7 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         async def endpoint(request: Request) -> Response:
             start = time.perf_counter()
             try:
+                _check_origin(request)
                 body = _parse_body(await request.body())
                 result = await run_in_threadpool(handler, request, body)
                 response = result if isinstance(result, Response) else JSONResponse(result)
@@ -237,7 +251,12 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
                             status_code=500)  # fmt: skip
 
     handlers = {404: not_found, 405: not_found, Exception: internal_error}
-    app = Starlette(routes=routes, exception_handlers=handlers)
+    middleware = []
+    if settings.allowed_hosts is not None:
+        middleware.append(
+            Middleware(TrustedHostMiddleware, allowed_hosts=list(settings.allowed_hosts))
+        )
+    app = Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
     app.state.store = store
     app.state.settings = settings
     return app

@@ -19,13 +19,11 @@ from spieltisch.agents.human import move_labels
 #: HiLo's ``deck``, no render or play options the server sets itself). Values are checked by the
 #: engines; sizes are capped here so one request cannot ask for a huge game.
 WEB_OPTIONS: dict[str, dict[str, Any]] = {
-    "kalaha": {"pits": range(1, 13), "seeds": range(1, 21), "rules": ("goki", "standard"),
-               "random_start": (True, False)},
-    "hus": {"random_start": (True, False)},
+    "kalaha": {"pits": range(1, 13), "seeds": range(1, 21), "rules": ("goki", "standard")},
+    "hus": {},
     "backgammon": {"cube": (True, False)},
-    "hilo": {"num_players": (2, 3, 4), "final_round": (True, False),
-             "random_start": (True, False)},
-}  # fmt: skip
+    "hilo": {"num_players": (2, 3, 4), "final_round": (True, False)},
+}  # (no random_start: the page seats its players in the order chosen, seat 0 first)
 
 
 def check_web_options(game: str, options: Any) -> dict[str, Any]:

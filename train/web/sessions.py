@@ -37,6 +37,7 @@ from spieltisch.agents.base import Agent, InformationSet
 from spieltisch.agents.human import move_label
 from spieltisch.agents.registry import check_agent_name, make_agent
 from spieltisch.envs import GAMES, make
+from spieltisch.envs._common.options import parse_key_value
 from spieltisch.train.web.boards import board_view, check_web_options, legal_moves
 
 
@@ -56,7 +57,7 @@ class ServerSettings:
     gets ``first_move_time_limit``, for compiling and loading); ``analysis_time_limit``: seconds
     for one analysis; ``checkpoint_root``: the folder ``checkpoint:PATH`` agents must lie in (None:
     no ``checkpoint:`` agents); ``max_sessions``: games kept at once (the longest unused one is
-    dropped first); ``session_ttl``: seconds an unused game is kept."""
+    dropped first); ``session_ttl``: seconds an unused game is kept; ``allowed_hosts``: below."""
 
     move_time_limit: float = 10.0
     first_move_time_limit: float = 120.0
@@ -64,6 +65,15 @@ class ServerSettings:
     checkpoint_root: Path | None = None
     max_sessions: int = 500
     session_ttl: float = 6 * 3600.0
+    allowed_hosts: tuple[str, ...] | None = None
+    """the names the server answers to in the Host header (None: any): a page elsewhere that
+    points its own name at this machine (DNS rebinding) is refused"""
+
+
+#: the largest search a request may ask of an agent: the search is built before any time
+#: limit applies (sims=100000000 allocated 12.7 GiB), and a move over its limit is abandoned in
+#: a thread that still computes
+AGENT_PARAMETER_LIMITS = {"sims": 4096, "dets": 64, "search": 64, "depth": 16, "leaves": 10**6}
 
 
 def _check_agent(spec: Any, game: str, settings: ServerSettings) -> str:
@@ -71,8 +81,18 @@ def _check_agent(spec: Any, game: str, settings: ServerSettings) -> str:
         raise RequestError(f"an agent is a name such as 'random' or 'human', got {spec!r}")
     try:
         base = check_agent_name(spec, game)
+        params = dict(  # every KEY=VALUE group (checked for real when the agent is made)
+            parse_key_value(pair, f"the parameters of agent {spec!r}")
+            for group in spec.split(":")[1:]
+            if "=" in group
+            for pair in group.split(",")
+        )
     except ValueError as err:
         raise RequestError(str(err)) from None
+    for key, limit in AGENT_PARAMETER_LIMITS.items():
+        value = params.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > limit:
+            raise RequestError(f"agent {spec!r}: {key} is at most {limit} here, got {value}")
     if base == "checkpoint" and settings.checkpoint_root is None:
         raise RequestError(
             "checkpoint: agents are off: start the server with --checkpoint-dir DIR to play "
@@ -137,15 +157,16 @@ class GameSession:
                 "seed and position"
             )
         game = request.get("game")
-        if game not in GAMES:
+        if not isinstance(game, str) or game not in GAMES:  # (a list was a 500: unhashable)
             raise RequestError(f"unknown game {game!r}; games are {sorted(GAMES)}", 404)
+        options = request.get("options")
         try:
-            options = check_web_options(game, request.get("options") or {})
+            options = check_web_options(game, {} if options is None else options)
         except ValueError as err:
             raise RequestError(str(err)) from None
         seed = request.get("seed")
-        if seed is None:
-            seed = secrets.randbelow(2**31)
+        if seed is None:  # 63 bits: too many to search for the deal that fits the cards seen
+            seed = secrets.randbelow(2**63 - 2**20)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise RequestError(f"seed must be a whole number >= 0, got {seed!r}")
         position = request.get("position")
@@ -332,7 +353,8 @@ class GameSession:
         """A person resigns the game for their ``seat``."""
         if self.status != "playing":
             raise RequestError("the game is over already", 409)
-        if seat not in self.humans:
+        if isinstance(seat, bool) or not isinstance(seat, int) or seat not in self.humans:
+            # (True and 0.0 passed as seats 1 and 0, and went into the result's text)
             raise RequestError(f"only a person's seat can resign; people sit at {self.humans}")
         self._lose(seat, "resigned", f"seat {seat} resigned")
 
