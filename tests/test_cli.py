@@ -211,3 +211,21 @@ def test_agent_names_and_configs_read_as_meant(tmp_path):
     assert build_config({"game": "hus"}).run_dir == "runs/hus_ppo"  # was runs/kalaha_ppo
     assert build_config({"game": "hus", "algorithm": "alphazero"}).run_dir == "runs/hus_alphazero"
     assert build_config({}, ["hidden=[128.0, 64]"]).hidden == [128, 64]  # "must be list"
+
+
+def test_a_full_disk_while_saving_weights_is_named(tmp_path, capsys, monkeypatch):
+    # safetensors raised its own error (no OSError): a traceback instead of the message
+    import spieltisch.agents.neural.checkpoint as checkpoint
+    from safetensors import SafetensorError
+
+    def full(*args, **kwargs):
+        raise SafetensorError("No space left on device (os error 28)")
+
+    monkeypatch.setattr(checkpoint, "save_file", full)
+    config = str(Path(__file__).resolve().parents[1] / "configs" / "kalaha_ppo.yaml")
+    small = ["game_options.pits=4", "game_options.seeds=3", "num_games=16", "hidden=[8]"]
+    sets = [f"run_dir={tmp_path / 'run'}", "stop_after_iterations=1", "progress=false", *small]
+    argv = ["train", config] + [x for s in sets for x in ("--set", s)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "complete checkpoints are kept" in err

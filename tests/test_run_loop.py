@@ -247,6 +247,41 @@ def test_the_end_summary_names_the_files_and_the_commands(tmp_path: Path) -> Non
     assert f"spieltisch play kalaha -o pits=4 --agents human {agent}" in summary
 
 
+def test_a_resumed_run_keeps_what_was_logged_at_its_checkpoint(tmp_path: Path) -> None:
+    # The writer purged from the checkpoint's step on, losing what was logged at it (with the
+    # shipped configs, an evaluation at every resume)
+    from spieltisch.train.curves import read_scalars
+
+    run(ToyTrainer(config(tmp_path / "whole", tensorboard=True)), log=lambda _: None)
+    run(ToyTrainer(config(tmp_path / "split", tensorboard=True), stop_after=6), log=print)
+    run(ToyTrainer(config(tmp_path / "split", tensorboard=True)), resume=True, log=print)
+    whole, split = read_scalars(tmp_path / "whole" / "tb"), read_scalars(tmp_path / "split" / "tb")
+    assert sorted(whole) == sorted(split) and whole
+    for tag in whole:
+        assert split[tag][0] == whole[tag][0], tag
+    assert any(60 in steps for steps, _ in split.values())
+
+
+def test_the_end_summary_seats_every_player_of_a_bigger_table(tmp_path: Path) -> None:
+    # For 4-player HiLo it named 3 agents to eval and 2 to play: each command failed
+    from spieltisch.train.cli import build_parser
+
+    run_dir = tmp_path / "run"
+    cfg = config(run_dir, game="hilo", game_options={"num_players": 4})
+    summary = run(ToyTrainer(cfg), log=lambda _: None)["summary"]
+    agent = f"checkpoint:{run_dir / 'best'}"
+    commands = [line.strip() for line in summary.splitlines() if "spieltisch " in line]
+    assert f"spieltisch eval hilo -o num_players=4 --agents {agent} random random random" in (
+        commands
+    )
+    assert f"spieltisch play hilo -o num_players=4 --agents human {agent} {agent} {agent}" in (
+        commands
+    )
+    parser = build_parser()
+    for command in commands:  # each seats the table's four players
+        assert len(parser.parse_args(command.split()[1:]).agents) == 4, command
+
+
 def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     tmp_path: Path,
 ) -> None:

@@ -73,6 +73,7 @@ class RunConfig:
 #: learning); each trainer adds its own
 RESUMABLE_RUN_KEYS = frozenset(
     {
+        "run_dir",  # (a run folder moved or copied, or named another way, resumes)
         "progress",
         "tensorboard",
         "eval_interval",

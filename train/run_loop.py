@@ -61,6 +61,7 @@ from typing import Any
 
 from spieltisch.agents.files import write_text_atomic
 from spieltisch.agents.neural.checkpoint import CheckpointError
+from spieltisch.envs import make_batch
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, RunConfig
 from spieltisch.train.run_files import (
     RESOURCES,
@@ -234,7 +235,9 @@ def open_logs(
     if cfg.tensorboard:
         from torch.utils.tensorboard import SummaryWriter
 
-        writer = SummaryWriter(str(run_dir / "tb"), purge_step=done or None)
+        # Events after the checkpoint at ``done`` are dropped (a killed run logged them; the
+        # resumed one logs them again); those at ``done`` were logged before it was saved.
+        writer = SummaryWriter(str(run_dir / "tb"), purge_step=done + 1 if done else None)
     bar = None
     if cfg.progress:
         from tqdm import tqdm
@@ -443,12 +446,20 @@ def end_summary(
     agent = shlex.quote(f"checkpoint:{best if best is not None else run_dir / 'final'}")
     options = "".join(f" -o {shlex.quote(f'{k}={v}')}" for k, v in cfg.game_options.items())
     opponents = [shlex.quote(name) for name in trainer.opponent_names]
-    mode = " --mode one-vs-all" if len(opponents) > 1 else ""
+    seats = make_batch(cfg.game, 1, **cfg.game_options).num_players
+    lines += ["", "Evaluate it against baselines, watch it play, play it yourself:"]
+    if seats == 2:
+        mode = " --mode one-vs-all" if len(opponents) > 1 else ""
+        lines.append(
+            f"  spieltisch eval {cfg.game}{options} --agents {agent} {' '.join(opponents)}{mode}"
+        )
+    else:  # a table of that many seats, the others all one opponent
+        lines += [
+            f"  spieltisch eval {cfg.game}{options} --agents {agent}{f' {name}' * (seats - 1)}"
+            for name in opponents
+        ]
     lines += [
-        "",
-        "Evaluate it against baselines, watch it play, play it yourself:",
-        f"  spieltisch eval {cfg.game}{options} --agents {agent} {' '.join(opponents)}{mode}",
-        f"  spieltisch play {cfg.game}{options} --agents {agent} {opponents[0]}",
-        f"  spieltisch play {cfg.game}{options} --agents human {agent}",
+        f"  spieltisch play {cfg.game}{options} --agents {agent}{f' {opponents[0]}' * (seats - 1)}",
+        f"  spieltisch play {cfg.game}{options} --agents human{f' {agent}' * (seats - 1)}",
     ]
     return "\n".join(lines)

@@ -146,6 +146,15 @@ def _check_inside(files: tuple[Path, ...], root: str | os.PathLike) -> None:
 _META_TYPES = {"game": str, "game_options": dict, "arch": dict}
 
 
+def _save_tensors(tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """safetensors' ``save_file``, its write errors (a full disk) as OSError, as every other
+    write of a run raises them (the trainer then says the complete checkpoints are kept)."""
+    try:
+        save_file(tensors, path)
+    except SafetensorError as err:
+        raise OSError(f"cannot write {path}: {err}") from err
+
+
 def save_checkpoint(
     path: str | os.PathLike, meta: dict[str, Any], tensors: dict[str, torch.Tensor]
 ) -> Path:
@@ -153,7 +162,7 @@ def save_checkpoint(
     weights, meta_path = paths_of(path)
     weights.parent.mkdir(parents=True, exist_ok=True)
     flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    write_atomic(weights, lambda tmp: save_file(flat, tmp))
+    write_atomic(weights, lambda tmp: _save_tensors(flat, tmp))
     full = {"format": FORMAT, "format_version": FORMAT_VERSION, **meta}
     full["weights_sha256"] = _sha256(weights)
     text = json.dumps(full, indent=2, sort_keys=True)
