@@ -206,7 +206,10 @@ def test_a_run_killed_while_writing_a_checkpoint_resumes_exactly(
         train(config(run_dir), log=quiet)
     messages: list[str] = []
     train(config(run_dir), resume=True, log=messages.append)
-    assert f"iteration {iteration}," in messages[-1]
+    resumed = [m for m in messages if m.startswith("resumed from")]
+    assert len(resumed) == 1 and f"iteration {iteration}," in resumed[0]
+    # the killed write's temporary file is gone (it stayed until --overwrite)
+    assert not list(run_dir.rglob(".*.tmp"))
     final = load_file(str(run_dir / "final.safetensors"))
     assert sorted(final) == sorted(uninterrupted)
     for key in final:

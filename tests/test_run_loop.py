@@ -33,8 +33,9 @@ class ToyTrainer(Trainer):
         self.total = 0
         self.metrics: dict[str, float] = {}
         self.best_score = float("-inf")
-        #: rounds at which this process evaluated (not saved)
+        #: rounds at which this process evaluated (not saved), and its final evaluations
         self.evaluated_at: list[int] = []
+        self.final_evaluations = 0
 
     @property
     def rounds(self) -> int:
@@ -70,6 +71,7 @@ class ToyTrainer(Trainer):
     def final_evaluation(
         self, final: Path, best: Path | None, num_games: int, seed: int
     ) -> Evaluation:
+        self.final_evaluations += 1
         report: dict[str, Any] = {"final": json.loads(final.with_suffix(".json").read_text())}
         if best is not None:
             report["best"] = json.loads(best.with_suffix(".json").read_text())
@@ -262,6 +264,39 @@ def test_a_resumed_run_keeps_what_was_logged_at_its_checkpoint(tmp_path: Path) -
     assert any(60 in steps for steps, _ in split.values())
 
 
+def test_a_run_folder_moved_elsewhere_resumes(tmp_path: Path) -> None:
+    import shutil
+
+    whole = ToyTrainer(config(tmp_path / "whole"))
+    run(whole, log=lambda _: None)
+    run(ToyTrainer(config(tmp_path / "split"), stop_after=6), log=lambda _: None)
+    shutil.move(tmp_path / "split", tmp_path / "moved")  # ('run_dir' differed: refused)
+    resumed = ToyTrainer(config(tmp_path / "moved"))
+    run(resumed, resume=True, log=lambda _: None)
+    assert (resumed.total, resumed.best_score) == (whole.total, whole.best_score)
+
+
+def test_one_process_at_a_time_trains_in_a_run_directory(tmp_path: Path) -> None:
+    # A second process resumed a live run, and each deleted the other's checkpoints
+    from spieltisch.train.run_files import RunDirBusy, run_dir_lock
+
+    run(ToyTrainer(config(tmp_path / "run"), stop_after=6), log=lambda _: None)
+    busy = pytest.raises(RunDirBusy, match="another process is training in")
+    with run_dir_lock(tmp_path / "run"), busy:  # (as another process holds it while it trains)
+        run(ToyTrainer(config(tmp_path / "run")), resume=True, log=lambda _: None)
+    run(ToyTrainer(config(tmp_path / "run")), resume=True, log=lambda _: None)
+
+
+def test_a_finished_run_is_not_resumed_again(tmp_path: Path) -> None:
+    # (--resume evaluated it again, added a cost session and purged the last scalars)
+    run(ToyTrainer(config(tmp_path / "run")), log=lambda _: None)
+    before = (tmp_path / "run" / "resources.json").read_text()
+    trainer = ToyTrainer(config(tmp_path / "run"))
+    result = run(trainer, resume=True, log=lambda _: None)
+    assert "is finished" in result["summary"] and trainer.final_evaluations == 0
+    assert (tmp_path / "run" / "resources.json").read_text() == before
+
+
 def test_the_end_summary_seats_every_player_of_a_bigger_table(tmp_path: Path) -> None:
     # For 4-player HiLo it named 3 agents to eval and 2 to play: each command failed
     from spieltisch.train.cli import build_parser
@@ -307,11 +342,13 @@ def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     assert total["cpu_seconds"] == round(session["cpu_seconds"] + second["cpu_seconds"], 1)
     assert total["peak_rss_gib"] == max(session["peak_rss_gib"], second["peak_rss_gib"])
     # a damaged ledger does not stop a resumed run: it warns and counts from that session on
-    (run_dir / "resources.json").write_text('{"sessions": [')
+    other = tmp_path / "other"
+    run(ToyTrainer(config(other), stop_after=5), log=lambda _: None)
+    (other / "resources.json").write_text('{"sessions": [')
     lines: list[str] = []
-    run(ToyTrainer(config(run_dir)), resume=True, log=lines.append)
+    run(ToyTrainer(config(other)), resume=True, log=lines.append)
     assert any("resources.json is unreadable" in line for line in lines), lines
-    assert len(json.loads((run_dir / "resources.json").read_text())["sessions"]) == 1
+    assert len(json.loads((other / "resources.json").read_text())["sessions"]) == 1
     # a new run in the directory (--overwrite) starts a new ledger
     run(ToyTrainer(config(run_dir)), overwrite=True, log=lambda _: None)
     assert len(json.loads((run_dir / "resources.json").read_text())["sessions"]) == 1

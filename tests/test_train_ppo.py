@@ -195,7 +195,7 @@ def _final_tensors(run_dir: Path) -> dict[str, torch.Tensor]:
     return load_checkpoint(latest_checkpoint(run_dir)).tensors
 
 
-def _run(tmp_path: Path, name: str, *extra: str, resume: bool = False) -> dict:
+def _run(tmp_path: Path, name: str, *extra: str, resume: bool = False, log=None) -> dict:
     cfg = build_config(
         {"game": "kalaha", "game_options": SMALL_KALAHA},
         [
@@ -204,7 +204,7 @@ def _run(tmp_path: Path, name: str, *extra: str, resume: bool = False) -> dict:
             *extra,
         ],
     )
-    return train(cfg, resume=resume)
+    return train(cfg, resume=resume) if log is None else train(cfg, resume=resume, log=log)
 
 
 WITH_BASELINES = ("pool_baselines=[greedy]", "pool_prob=1.0", "eval_opponents=[random, greedy]")
@@ -258,6 +258,32 @@ def test_a_damaged_checkpoint_stops_resume_clearly(tmp_path) -> None:
     weights.write_bytes(weights.read_bytes()[:-10])
     with pytest.raises(CheckpointError, match="damaged"):
         _run(tmp_path, "d", resume=True)
+
+
+def test_other_evaluation_opponents_choose_the_best_afresh(tmp_path) -> None:
+    # best stayed where it was against the old opponents, whose scores do not compare
+    _run(tmp_path, "o", "stop_after_iterations=2")
+    messages: list[str] = []
+    _run(tmp_path, "o", "stop_after_iterations=1", "eval_opponents=[greedy]", resume=True,
+         log=messages.append)  # fmt: skip
+    assert any("the best policy is chosen afresh" in m for m in messages)
+    messages.clear()
+    _run(tmp_path, "o", "stop_after_iterations=1", "eval_opponents=[greedy]", resume=True,
+         log=messages.append)  # fmt: skip
+    assert not any("afresh" in m for m in messages)  # the same opponents as last time
+
+
+def test_a_damaged_newest_checkpoint_gives_way_to_the_one_before(tmp_path) -> None:
+    # (resume stopped at the damaged one, the intact one before it unmentioned)
+    whole = _run(tmp_path, "whole", "stop_after_iterations=6")
+    _run(tmp_path, "d", "stop_after_iterations=4")  # checkpoints at iterations 2 and 4
+    weights = latest_checkpoint(tmp_path / "d").with_suffix(".safetensors")
+    weights.write_bytes(b"")  # as a power cut can leave a file that was not synced
+    messages: list[str] = []
+    resumed = _run(tmp_path, "d", "stop_after_iterations=4", resume=True, log=messages.append)
+    assert any("damaged" in m and "trying the checkpoint before it" in m for m in messages)
+    assert any(m.startswith("resumed from") and "iteration 2," in m for m in messages)
+    assert resumed["global_step"] == whole["global_step"]
 
 
 # --- learning -------------------------------------------------------------------------------------

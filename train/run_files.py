@@ -17,12 +17,13 @@ incomplete one or is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,49 @@ def _describe(run_dir: Path, files: list[Path]) -> str:
     return ", ".join(names)
 
 
+def complete_checkpoints(run_dir: Path) -> list[Path]:
+    """The complete training checkpoints of ``run_dir`` (without suffix), newest first."""
+    names = sorted(checkpoint_dir(run_dir).glob("*.json"), reverse=True)
+    return [p.with_suffix("") for p in names if checkpoint_complete(p.with_suffix(""))]
+
+
+def remove_leftover_temporaries(run_dir: Path) -> list[Path]:
+    """Delete the temporary files that writes killed before their rename left in ``run_dir``
+    (``.*.tmp``; only while no other process writes there); returns them."""
+    leftovers = sorted(run_dir.glob(".*.tmp")) + sorted(checkpoint_dir(run_dir).glob(".*.tmp"))
+    for path in leftovers:
+        path.unlink(missing_ok=True)
+    return leftovers
+
+
+class RunDirBusy(RunDirError):
+    """Another process is training in the run directory."""
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``run_dir`` (the directory itself: no file is added) while a
+    run writes there; :class:`RunDirBusy` if another process holds it (two processes in one
+    run directory delete each other's checkpoints). Released when the process ends, however."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock
+        yield
+        return
+    fd = os.open(run_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunDirBusy(
+                f"another process is training in {run_dir}; wait for it to end (or stop it) "
+                "before --resume or --overwrite there"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def check_run_dir(run_dir: Path, resume: bool, overwrite: bool, log: Callable[[str], Any]) -> None:
     """Make sure a run started in ``run_dir`` mixes with no other run: without ``resume`` a
     directory holding a run's files is an error (:class:`RunDirError` naming the choices), unless
@@ -186,20 +230,29 @@ def config_changes(saved: dict[str, Any], cfg: Any, resumable: set[str] | frozen
     return f"config keys {changed} differ from the run's ({values})"
 
 
-def check_resumed_config(run_dir: Path, cfg: Any, resumable: set[str] | frozenset[str]) -> None:
-    """Refuse to resume the run in ``run_dir`` with a config that differs from the one it ran
-    with (``config.resolved.json``) in keys outside ``resumable``: :class:`RunDirError` naming
-    them."""
+def recorded_config(run_dir: Path) -> dict[str, Any] | None:
+    """The config the run in ``run_dir`` ran with (``config.resolved.json``; None if there is
+    none); :class:`RunDirError` if it is damaged."""
     recorded = run_dir / "config.resolved.json"
     if not recorded.exists():
-        return  # the checkpoint's own config is checked when it is restored
+        return None
     try:
         saved = json.loads(recorded.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise RunDirError(
             f"cannot resume the run in {run_dir}: {recorded} is damaged: {err}"
         ) from err
-    changes = config_changes(saved if isinstance(saved, dict) else {}, cfg, resumable)
+    return saved if isinstance(saved, dict) else {}
+
+
+def check_resumed_config(run_dir: Path, cfg: Any, resumable: set[str] | frozenset[str]) -> None:
+    """Refuse to resume the run in ``run_dir`` with a config that differs from the one it ran
+    with (``config.resolved.json``) in keys outside ``resumable``: :class:`RunDirError` naming
+    them."""
+    saved = recorded_config(run_dir)
+    if saved is None:
+        return  # the checkpoint's own config is checked when it is restored
+    changes = config_changes(saved, cfg, resumable)
     if changes:
         raise RunDirError(
             f"cannot resume the run in {run_dir}: {changes}; only {sorted(resumable)} may change "

@@ -69,8 +69,12 @@ from spieltisch.train.run_files import (
     check_resumed_config,
     check_run_dir,
     checkpoint_dir,
+    complete_checkpoints,
     latest_checkpoint,
     record_checkpoint,
+    recorded_config,
+    remove_leftover_temporaries,
+    run_dir_lock,
     write_resolved_config,
 )
 
@@ -315,18 +319,60 @@ def run(
     """Run (or resume) ``trainer``'s run to the end or to its stop-after limit; returns its
     :meth:`~Trainer.summary`, the final evaluation (``final_eval``) and its ``summary`` in
     words (both at the end only) and the latest ``metrics``. ``overwrite`` removes another run's
-    files from ``run_dir`` first (without it they are an error)."""
+    files from ``run_dir`` first (without it they are an error). One process at a time trains in
+    a run directory (:func:`~spieltisch.train.run_files.run_dir_lock`)."""
+    run_dir = Path(trainer.cfg.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with run_dir_lock(run_dir):
+        return _run_locked(trainer, resume, log, overwrite)
+
+
+def _resume(trainer: Trainer, run_dir: Path, log: Callable[[str], Any]) -> None:
+    """Restore the newest checkpoint that loads (a damaged one is named and passed over for the
+    one before it), after checking the config against the run's."""
+    path = latest_checkpoint(run_dir, warn=log)
+    if path is None:
+        raise CheckpointError(f"--resume: no checkpoint in {checkpoint_dir(run_dir)}")
+    check_resumed_config(run_dir, cfg := trainer.cfg, trainer.resumable_keys)
+    candidates = [path] + [p for p in complete_checkpoints(run_dir) if p != path]
+    for i, candidate in enumerate(candidates):
+        try:
+            trainer.restore(candidate)
+            break
+        except CheckpointError as err:
+            if i == len(candidates) - 1 or "damaged" not in str(err).lower():
+                raise
+            log(f"warning: {err}; trying the checkpoint before it, {candidates[i + 1].name}")
+    log(f"resumed from {candidate} at {trainer.position()}")
+    if (left := remove_leftover_temporaries(run_dir)) and log:
+        log(f"removed {len(left)} temporary file(s) of writes the killed run did not finish")
+    recorded = recorded_config(run_dir) or {}
+    opponents = [k for k in ("eval_opponents", "eval_opponent") if hasattr(cfg, k)]
+    if trainer.keep_best and any(
+        recorded.get(k, getattr(cfg, k)) != getattr(cfg, k) for k in opponents
+    ):
+        # scores against other opponents do not compare: 'best' would stay where it was
+        trainer.best_score = -math.inf
+        log("the evaluation opponents changed: the best policy is chosen afresh from here")
+
+
+def _run_locked(
+    trainer: Trainer, resume: bool, log: Callable[[str], Any], overwrite: bool
+) -> dict[str, Any]:
     cfg = trainer.cfg
     run_dir = Path(cfg.run_dir)
     ckpt_dir = checkpoint_dir(run_dir)
     check_run_dir(run_dir, resume, overwrite, log)
     if resume:
-        path = latest_checkpoint(run_dir, warn=log)
-        if path is None:
-            raise CheckpointError(f"--resume: no checkpoint in {ckpt_dir}")
-        check_resumed_config(run_dir, cfg, trainer.resumable_keys)
-        trainer.restore(path)
-        log(f"resumed from {path} at {trainer.position()}")
+        _resume(trainer, run_dir, log)
+        finished = run_dir / "final_eval.json"
+        if trainer.units >= trainer.total_units and finished.exists():  # (evaluated again)
+            return {
+                **trainer.summary(),
+                "metrics": dict(trainer.metrics),
+                "summary": f"The run in {run_dir} is finished (its final evaluation: {finished}); "
+                "nothing to resume.",
+            }
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     write_resolved_config(run_dir, cfg)
     ledger = ResourceLedger(run_dir, resume, trainer.units, trainer.unit, warn=log)
