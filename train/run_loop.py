@@ -344,7 +344,7 @@ def _resume(trainer: Trainer, run_dir: Path, log: Callable[[str], Any]) -> None:
                 raise
             log(f"warning: {err}; trying the checkpoint before it, {candidates[i + 1].name}")
     log(f"resumed from {candidate} at {trainer.position()}")
-    if (left := remove_leftover_temporaries(run_dir)) and log:
+    if left := remove_leftover_temporaries(run_dir):
         log(f"removed {len(left)} temporary file(s) of writes the killed run did not finish")
     recorded = recorded_config(run_dir) or {}
     opponents = [k for k in ("eval_opponents", "eval_opponent") if hasattr(cfg, k)]
