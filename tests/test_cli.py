@@ -229,3 +229,12 @@ def test_a_full_disk_while_saving_weights_is_named(tmp_path, capsys, monkeypatch
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "No space left on device" in err and "complete checkpoints are kept" in err
+
+
+def test_a_stopped_run_says_where_it_stands_in_its_own_units(tmp_path, capsys):
+    # TD said "stopped at iteration 2, step 100" for 100 games
+    config = str(Path(__file__).resolve().parents[1] / "configs" / "backgammon_td.yaml")
+    sets = [f"run_dir={tmp_path / 'run'}", "total_games=300", "chunk_games=50",
+            "stop_after_games=100", "progress=false", "eval_interval=0"]  # fmt: skip
+    assert main(["train", config] + [x for s in sets for x in ("--set", s)]) == 0
+    assert "stopped at game 100; continue with: spieltisch train" in capsys.readouterr().out

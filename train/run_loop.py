@@ -455,6 +455,7 @@ def _run_locked(
     if writer is not None:
         writer.close()
     result["metrics"] = dict(trainer.metrics)
+    result["position"] = trainer.position()  # (in the trainer's own units: games, positions)
     return result
 
 

@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         print(result["summary"])
     else:
         print(
-            f"stopped at iteration {result['iteration']}, step {result['global_step']}; "
+            f"stopped at {result['position']}; "
             f"continue with: spieltisch train {shlex.quote(args.config)} --resume (and the "
             "same --set options)"
         )
