@@ -204,6 +204,7 @@ def test_agent_names_and_configs_read_as_meant(tmp_path):
         ("pretrained:kalaha:sims=4,sims=8", "'pretrained:kalaha:sims=4,sims=8' give 'sims'"),
         ("random:seed=3", "seed comes from the arena"),  # "got multiple values for 'seed'"
         ("pretrained:kalaha:", "nothing after the last ':'"),  # "an agent for kalaha:"
+        ("pretrained:kalaha:algo=", "algo= needs an algorithm"),  # played the default
         (f"checkpoint:{tmp_path}", "is a folder; name a checkpoint in it"),  # "x.json ..."
     ]:
         with pytest.raises(ValueError, match=re.escape(words)):

@@ -260,7 +260,11 @@ def make_prefixed_agent(
     if prefix == "pretrained":
         if value and value != game:
             raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
-        path = pretrained_path(game, game_options, params.pop("algo", None))
+        given = "algo" in params
+        algo = params.pop("algo", None)
+        if given and not (isinstance(algo, str) and algo):  # (algo= played the default)
+            raise ValueError(f"pretrained:{value}: algo= needs an algorithm, e.g. algo=ppo")
+        path = pretrained_path(game, game_options, algo)
         root = PRETRAINED_DIR
     elif prefix == "checkpoint":
         if "algo" in params:
