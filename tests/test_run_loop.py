@@ -136,7 +136,11 @@ def test_stopped_and_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> 
     run(whole, log=lambda _: None)
     first = ToyTrainer(config(tmp_path / "split"), stop_after=7)
     result = run(first, log=lambda _: None)
-    assert result == {"rounds": 7, "metrics": first.metrics}  # no final evaluation
+    assert result == {
+        "rounds": 7,
+        "metrics": first.metrics,
+        "position": "round 7",
+    }  # no final evaluation
     # a checkpoint on stopping; without it (a kill) the run continues from round 4
     assert latest_checkpoint(tmp_path / "split").name == "round_0007"
     lose_newest_checkpoint(tmp_path / "split")
