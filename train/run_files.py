@@ -89,15 +89,13 @@ def latest_checkpoint(run_dir: Path, warn: Callable[[str], Any] | None = None) -
         named = ckpt_dir / pointer.read_text().strip()
         if checkpoint_complete(named):
             return named
-    # names are zero-padded counters (step_0000012800): the newest sorts last
-    complete = [p.with_suffix("") for p in sorted(ckpt_dir.glob("*.json"))]
-    complete = [p for p in complete if checkpoint_complete(p)]
+    complete = complete_checkpoints(run_dir)
     if not complete:
         return None
     if warn is not None:
         what = f"{pointer} names {named.name}, which is incomplete" if named else f"no {pointer}"
-        warn(f"warning: {what}; using the newest complete checkpoint, {complete[-1].name}")
-    return complete[-1]
+        warn(f"warning: {what}; using the newest complete checkpoint, {complete[0].name}")
+    return complete[0]
 
 
 def record_checkpoint(ckpt_dir: Path, name: str, keep: int) -> None:
@@ -135,7 +133,8 @@ def _describe(run_dir: Path, files: list[Path]) -> str:
 
 
 def complete_checkpoints(run_dir: Path) -> list[Path]:
-    """The complete training checkpoints of ``run_dir`` (without suffix), newest first."""
+    """The complete training checkpoints of ``run_dir`` (without suffix), newest first (names
+    are zero-padded counters, step_0000012800: the newest sorts last)."""
     names = sorted(checkpoint_dir(run_dir).glob("*.json"), reverse=True)
     return [p.with_suffix("") for p in names if checkpoint_complete(p.with_suffix(""))]
 
@@ -245,19 +244,22 @@ def recorded_config(run_dir: Path) -> dict[str, Any] | None:
     return saved if isinstance(saved, dict) else {}
 
 
-def check_resumed_config(run_dir: Path, cfg: Any, resumable: set[str] | frozenset[str]) -> None:
+def check_resumed_config(
+    run_dir: Path, cfg: Any, resumable: set[str] | frozenset[str]
+) -> dict[str, Any] | None:
     """Refuse to resume the run in ``run_dir`` with a config that differs from the one it ran
     with (``config.resolved.json``) in keys outside ``resumable``: :class:`RunDirError` naming
-    them."""
+    them. Returns that config (None if there is none)."""
     saved = recorded_config(run_dir)
     if saved is None:
-        return  # the checkpoint's own config is checked when it is restored
+        return None  # the checkpoint's own config is checked when it is restored
     changes = config_changes(saved, cfg, resumable)
     if changes:
         raise RunDirError(
             f"cannot resume the run in {run_dir}: {changes}; only {sorted(resumable)} may change "
             "on --resume (start a new run with another run_dir, or --overwrite this one)"
         )
+    return saved
 
 
 def load_training_checkpoint(path: Path, cfg: Any, resumable: set[str]) -> Checkpoint:

@@ -72,7 +72,6 @@ from spieltisch.train.run_files import (
     complete_checkpoints,
     latest_checkpoint,
     record_checkpoint,
-    recorded_config,
     remove_leftover_temporaries,
     run_dir_lock,
     write_resolved_config,
@@ -333,7 +332,7 @@ def _resume(trainer: Trainer, run_dir: Path, log: Callable[[str], Any]) -> None:
     path = latest_checkpoint(run_dir, warn=log)
     if path is None:
         raise CheckpointError(f"--resume: no checkpoint in {checkpoint_dir(run_dir)}")
-    check_resumed_config(run_dir, cfg := trainer.cfg, trainer.resumable_keys)
+    recorded = check_resumed_config(run_dir, cfg := trainer.cfg, trainer.resumable_keys) or {}
     candidates = [path] + [p for p in complete_checkpoints(run_dir) if p != path]
     for i, candidate in enumerate(candidates):
         try:
@@ -346,7 +345,6 @@ def _resume(trainer: Trainer, run_dir: Path, log: Callable[[str], Any]) -> None:
     log(f"resumed from {candidate} at {trainer.position()}")
     if left := remove_leftover_temporaries(run_dir):
         log(f"removed {len(left)} temporary file(s) of writes the killed run did not finish")
-    recorded = recorded_config(run_dir) or {}
     opponents = [k for k in ("eval_opponents", "eval_opponent") if hasattr(cfg, k)]
     if trainer.keep_best and any(
         recorded.get(k, getattr(cfg, k)) != getattr(cfg, k) for k in opponents
