@@ -208,10 +208,8 @@ class TurnBasedEnv(AECEnv):
                 )
             self._was_dead_step(action)
             return
-        if action is None:
-            raise ActionTypeError(f"{agent} must play an action, got None")
+        action = self._checked_action(agent, action)
         try:
-            action = check_action(action, self.num_actions)
             self.state.apply(action)
         except (IllegalActionError, ActionTypeError) as err:
             raise type(err)(f"{agent}: {err}") from None
@@ -233,6 +231,16 @@ class TurnBasedEnv(AECEnv):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _checked_action(self, agent: str, action: Any) -> int:
+        """``action`` of the live ``agent`` as an int of the action space; the clear error of a
+        value that is no action (None, a float, a bool, out of range) names the agent."""
+        if action is None:
+            raise ActionTypeError(f"{agent} must play an action, got None")
+        try:
+            return check_action(action, self.num_actions)
+        except (IllegalActionError, ActionTypeError) as err:
+            raise type(err)(f"{agent}: {err}") from None
 
     def _end_game(self) -> None:
         """Every agent terminated with its final reward and info (the game is over)."""
@@ -304,14 +312,8 @@ class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
-        live = self.agents and not (self.terminations[agent] or self.truncations[agent])
-        if live and action is None:
-            raise ActionTypeError(f"{agent} must play an action, got None")
-        if live:
-            try:
-                action = check_action(action, self.unwrapped.num_actions)
-            except (IllegalActionError, ActionTypeError) as err:
-                raise type(err)(f"{agent}: {err}") from None
+        if self.agents and not (self.terminations[agent] or self.truncations[agent]):
+            action = self.unwrapped._checked_action(agent, action)
         super().step(action)
 
 

@@ -35,9 +35,14 @@ from spieltisch.agents.arena.match import (
 )
 from spieltisch.agents.base import Agent, InformationSet
 from spieltisch.agents.human import move_label
-from spieltisch.agents.registry import check_agent_name, make_agent
+from spieltisch.agents.neural.agents import split_parameters
+from spieltisch.agents.registry import (
+    PREFIX_AGENT_MODULES,
+    check_agent_name,
+    make_agent,
+    parse_agent_name,
+)
 from spieltisch.envs import GAMES, make
-from spieltisch.envs._common.options import parse_key_value
 from spieltisch.train.web.boards import board_view, check_web_options, legal_moves
 
 
@@ -81,11 +86,11 @@ def _check_agent(spec: Any, game: str, settings: ServerSettings) -> str:
         raise RequestError(f"an agent is a name such as 'random' or 'human', got {spec!r}")
     try:
         base = check_agent_name(spec, game)
-        params = dict(  # every KEY=VALUE group (checked for real when the agent is made)
-            parse_key_value(pair, f"the parameters of agent {spec!r}")
-            for group in spec.split(":")[1:]
-            if "=" in group
-            for pair in group.split(",")
+        prefix, _, value = spec.partition(":")
+        params = (
+            split_parameters(prefix, value)[1]
+            if prefix in PREFIX_AGENT_MODULES
+            else parse_agent_name(spec)[1]
         )
     except ValueError as err:
         raise RequestError(str(err)) from None
@@ -166,7 +171,7 @@ class GameSession:
             raise RequestError(str(err)) from None
         seed = request.get("seed")
         if seed is None:  # 63 bits: too many to search for the deal that fits the cards seen
-            seed = secrets.randbelow(2**63 - 2**20)
+            seed = secrets.randbelow(2**63 - 2**20)  # (agents get seed + seat: below 2**63)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise RequestError(f"seed must be a whole number >= 0, got {seed!r}")
         position = request.get("position")
