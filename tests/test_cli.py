@@ -195,6 +195,18 @@ def test_small_command_line_mistakes_are_named(argv, words, capsys):
     assert words in capsys.readouterr().err
 
 
+def test_serve_names_a_taken_port_before_starting(capsys):
+    import socket
+
+    pytest.importorskip("uvicorn")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 1  # was uvicorn's undocumented exit 3
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in err
+    assert "--port 0 for any free one" in err
+
+
 def test_agent_names_and_configs_read_as_meant(tmp_path):
     from spieltisch.agents.registry import make_agent
     from spieltisch.train.config import build_config

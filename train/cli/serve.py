@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import socket
 import sys
 from pathlib import Path
 
@@ -71,6 +74,20 @@ def allowed_hosts(host: str) -> tuple[str, ...] | None:
     return (host, *LOOPBACK_NAMES)
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` and listening, for the server to take over; raises
+    OSError naming the address when it cannot be bound (taken, or not this machine's)."""
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        return socket.create_server((address, port), family=family)
+    except OSError as err:
+        hint = " (another server? choose another --port, or --port 0 for any free one)"
+        reason = os.strerror(err.errno) if err.errno else str(err)
+        raise OSError(f"cannot listen on {host}:{port}: {reason}"
+                      + (hint if err.errno == errno.EADDRINUSE else "")) from err  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -97,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         allowed_hosts=allowed_hosts(args.host),
     )
+    try:  # bound here, so that a taken port is named before anything starts
+        sock = listening_socket(args.host, args.port)
+    except OSError as err:
+        print(f"spieltisch serve: {err}", file=sys.stderr)
+        return 1
     config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
                             log_level="warning")  # fmt: skip
     server = uvicorn.Server(config)
@@ -110,5 +132,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"spieltisch serve: open http://{shown}:{port}/  (Ctrl-C stops)", flush=True)
 
     server.startup = startup
-    server.run()
+    with sock:
+        server.run(sockets=[sock])
     return 0
