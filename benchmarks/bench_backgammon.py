@@ -3,7 +3,7 @@ API, through OpenSpiel's ``backgammon`` (pyspiel) and through a loop around GNU 
 move generator (``gnubg_nn.moves``); our batched engine on 2 threads; and the time per call of
 legal-play generation against gnubg's (CPU time, best of interleaved passes).
 
-    python benchmarks/bench_backgammon.py [--seconds 3] [--rounds 3] [--batch 2048]
+    python benchmarks/bench_backgammon.py [--seconds 3] [--rounds 5] [--batch 2048]
         [--out benchmarks/results/backgammon.json] [--quick]
 
 Every contender plays uniformly random games: ours and the gnubg loop choose uniformly among

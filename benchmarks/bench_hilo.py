@@ -1,11 +1,14 @@
 """HiLo speed: random games per second (single-game API and batched engine, 2 and 4 players) and
 AEC steps per second of ``hilo_v0`` next to PettingZoo's ``connect_four_v3``, in one run.
 
-    python benchmarks/bench_hilo.py [--seconds 3] [--batch 4096] [--out results/hilo.json] [--quick]
+    python benchmarks/bench_hilo.py [--seconds 3] [--rounds 5] [--batch 4096]
+        [--out results/hilo.json] [--quick]
 
-Random agents everywhere (uniform over the legal actions). Prints the numbers and writes them with
-the machine's description to JSON. Timings on a shared machine are noisy: compare runs made at
-the same time.
+Random agents everywhere (uniform over the legal actions). The AEC envs and their peer run in
+interleaved rounds (each round measures every env once, in turn), and the ratios are of the
+medians over the rounds, so that a disturbance by other processes hits all of them alike; the
+engine's own rates (no peer) are measured once. Prints the numbers and writes them, every round
+included, with the machine's description and load average to JSON.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import add_run_options, result_path, shrink_if_quick, write_json
+from _common import (
+    add_run_options,
+    command_line,
+    interleaved,
+    result_path,
+    shrink_if_quick,
+    write_json,
+)
 from spieltisch.agents.arena.provenance import load_average
 from spieltisch.agents.arena.provenance import machine_info as machine
 from spieltisch.envs.hilo import HiLoGame
@@ -99,11 +109,12 @@ def aec_steps(make_env, seconds: float, seed: int = 0) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the AEC envs")
     parser.add_argument("--batch", type=int, default=4096, help="games per batch")
     parser.add_argument("--out", type=Path, help="default: hilo.json in --results-dir")
     add_run_options(parser)
     args = parser.parse_args()
-    shrink_if_quick(args, seconds=0.05, batch=64)
+    shrink_if_quick(args, seconds=0.05, batch=64, rounds=1)
 
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     try:
@@ -114,7 +125,12 @@ def main() -> int:
         ) from None
     from spieltisch.envs import hilo_v0
 
-    results: dict = {"machine": machine(), "seconds_per_measurement": args.seconds}
+    results: dict = {
+        "command": command_line(__file__, None),
+        "machine": machine(),
+        "seconds_per_measurement": args.seconds,
+        "rounds": args.rounds,
+    }
     for n in (2, 4):
         r = single_games(n, args.seconds)
         results[f"single_{n}p"] = r
@@ -126,17 +142,22 @@ def main() -> int:
         results[f"batched_{n}p"] = r
         print(f"batched ({args.batch} games), {n} players: {r['games_per_s']:9.1f} games/s")
 
-    aec = {}
-    for name, make_env in (
-        ("hilo_v0_2p", lambda: hilo_v0.env(num_players=2)),
-        ("hilo_v0_4p", lambda: hilo_v0.env(num_players=4)),
-        ("connect_four_v3", lambda: connect_four_v3.env()),
-    ):
-        aec[name] = aec_steps(make_env, args.seconds)
-        print(f"AEC {name:16s}: {aec[name]['steps_per_s']:10,.0f} steps/s")
-    peer = aec["connect_four_v3"]["steps_per_s"]
-    aec["ratio_hilo_2p_to_connect_four"] = aec["hilo_v0_2p"]["steps_per_s"] / peer
-    aec["ratio_hilo_4p_to_connect_four"] = aec["hilo_v0_4p"]["steps_per_s"] / peer
+    envs = {
+        "hilo_v0_2p": lambda: hilo_v0.env(num_players=2),
+        "hilo_v0_4p": lambda: hilo_v0.env(num_players=4),
+        "connect_four_v3": lambda: connect_four_v3.env(),
+    }
+    aec: dict = interleaved(
+        {name: lambda make_env=make_env: aec_steps(make_env, args.seconds)["steps"]
+         for name, make_env in envs.items()},
+        args.rounds,
+    )  # fmt: skip
+    for name, measured in aec.items():
+        print(f"AEC {name:16s}: {measured['per_second']:10,.0f} steps/s "
+              f"(median of {args.rounds} rounds)")  # fmt: skip
+    peer = aec["connect_four_v3"]["per_second"]
+    aec["ratio_hilo_2p_to_connect_four"] = aec["hilo_v0_2p"]["per_second"] / peer
+    aec["ratio_hilo_4p_to_connect_four"] = aec["hilo_v0_4p"]["per_second"] / peer
     results["aec"] = aec
     print(
         f"ratio hilo_v0 / connect_four_v3: 2 players {aec['ratio_hilo_2p_to_connect_four']:.2f}x, "

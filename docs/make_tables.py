@@ -201,8 +201,9 @@ def table_backgammon_lookahead(prefix: str) -> str:
         "| agent | opponent | games | points per game [95% CI] | wins [95% CI] |",
         "|---|---|---:|---|---|",
     ]
-    runs = data.get("runs") or [{"command": data["command"]}]
-    commands = "; ".join(f"`{run['command']}`" for run in runs)
+    runs = data.get("runs") or [{"command": data["command"], "machine": data.get("machine")}]
+    # each run on its own machine line: the rows were measured in several runs and places
+    commands = "; ".join(f"`{run['command']}` ({_machine(run.get('machine'))})" for run in runs)
     for r in data["rows"]:
         rows.append(
             f"| `{r['agent']}` | `{r['opponent']}` | {_int(r['games'])} | "
@@ -211,7 +212,7 @@ def table_backgammon_lookahead(prefix: str) -> str:
         )
     return (
         "\n".join(rows)
-        + f"\n\nMeasured by {commands} ({_machine(data.get('machine'))}); GNU Backgammon "
+        + f"\n\nMeasured by {commands}; GNU Backgammon "
         f"at equal lookahead: its N-1 ply against our `ply=N`; "
         f"{_link('backgammon_lookahead.md', prefix)}.\n"
     )
@@ -396,13 +397,13 @@ def table_speed(prefix: str) -> str:
     h = _result("hilo.json")
     if h is not None and "aec" in h:
         a = h["aec"]
-        c4 = a.get("connect_four_v3", {}).get("steps_per_s")
+        c4 = a.get("connect_four_v3", {}).get("per_second")  # median of interleaved rounds
         for key, label in (
             ("hilo_v0_2p", "`hilo_v0`, 2 players"),
             ("hilo_v0_4p", "`hilo_v0`, 4 players"),
         ):
             if key in a and c4:
-                aec_rows.append((label, a[key]["steps_per_s"], c4, h.get("machine")))
+                aec_rows.append((label, a[key]["per_second"], c4, h.get("machine")))
     if aec_rows:
         rows = [
             "| AEC env, random legal actions | steps/s | `connect_four_v3` in the same run | ratio | measured |",
