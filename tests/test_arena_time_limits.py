@@ -168,6 +168,26 @@ def test_raising_and_illegal_agents_forfeit_and_are_reported_by_name(
     )
 
 
+@pytest.mark.parametrize(("reward", "stake"), [("points", 4.0), ("win", 1.0)])
+def test_a_forfeit_in_a_doubled_backgammon_game_costs_the_cube(reward: str, stake: float) -> None:
+    env = make("backgammon", cube=True, reward=reward)
+    env.reset(options={"position": "4HPwATDgc/ABMA 0 cube cube=4@0"})
+    agents = {"player_0": _Crasher(0), "player_1": RandomAgent(1)}
+    record = play_game(env, agents, reset=False, forfeit=True)
+    assert record.forfeit is not None and record.forfeit.agent == "player_0"
+    assert record.rewards == {"player_0": -stake, "player_1": stake}  # it cost 1 at any cube
+    # a worker killed in its move: the stake travels through the shared clock
+    import multiprocessing
+
+    from spieltisch.agents.arena.evaluation import _lost_in_worker
+    from spieltisch.agents.arena.workers import SharedMoveClock
+
+    clock = SharedMoveClock(multiprocessing.get_context("spawn"))
+    clock.start(1, LIMIT, 7, env.unwrapped.forfeit_stake())
+    result = _lost_in_worker(["a", "b"], (0, (1, 0)), clock.read(), "time_limit")
+    assert result.rewards == (-stake, stake)  # seat 1, which lost, sat agent 0
+
+
 @pytest.mark.usefixtures("test_agents")
 def test_a_forfeit_in_a_hilo_table_shares_the_win() -> None:
     report = evaluate("hilo", ["crasher", "random", "random"], seeds=1, options={"num_players": 3})

@@ -194,6 +194,15 @@ def test_only_a_persons_seat_resigns(client):
     assert client.post(f"/api/sessions/{sid}/resign", json={"seat": 1}).status_code == 200
 
 
+def test_a_resigned_backgammon_game_costs_the_cube(client):
+    # seat 0 (the person) on roll, the cube at 4 on its side: resigning must cost what
+    # dropping would (it cost 1, so a person resigned a doubled game for less)
+    view = new_game(client, game="backgammon", agents=["human", "random"],
+                    options={"cube": True}, position="4HPwATDgc/ABMA 0 cube cube=4@0")  # fmt: skip
+    r = client.post(f"/api/sessions/{view['id']}/resign", json={"seat": 0})
+    assert r.status_code == 200 and r.json()["result"] == [-4.0, 4.0]
+
+
 def test_bad_moves_change_nothing(client):
     view = new_game(client, game="kalaha", agents=["human", "random"], options={"pits": 4},
                     seed=1)  # fmt: skip

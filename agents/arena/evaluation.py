@@ -198,7 +198,7 @@ def _lost_in_worker(
     seed, order = task
     index = order[move.seat]
     seats = [str(seat) for seat in range(len(order))]
-    by_seat = forfeit_rewards(seats, str(move.seat))
+    by_seat = forfeit_rewards(seats, str(move.seat), move.stake)
     rewards = [0.0] * len(specs)
     for seat, i in enumerate(order):
         rewards[i] = by_seat[str(seat)]

@@ -54,11 +54,13 @@ class GameRecord:
         return len(self.moves)
 
 
-def forfeit_rewards(agent_names: Sequence[str], loser: str) -> dict[str, float]:
-    """The rewards of a game lost by forfeit: -1 for ``loser``, ``+1 / (n - 1)`` for each other
-    agent (so they sum to zero)."""
-    share = 1.0 / (len(agent_names) - 1)
-    return {a: -1.0 if a == loser else share for a in agent_names}
+def forfeit_rewards(agent_names: Sequence[Any], loser: Any, stake: float = 1.0) -> dict[Any, float]:
+    """The rewards of a game lost by forfeit or resignation: ``-stake`` for ``loser``,
+    ``stake / (n - 1)`` for each other agent (so they sum to zero). ``stake``: the env's
+    :meth:`~spieltisch.envs._common.aec.TurnBasedEnv.forfeit_stake` when the game ended (1, or
+    backgammon's cube value)."""
+    share = stake / (len(agent_names) - 1)
+    return {a: -stake if a == loser else share for a in agent_names}
 
 
 class MoveTimeout(Exception):
@@ -76,7 +78,7 @@ class MoveClock(Protocol):
     """Where a watched process marks the move in progress (see
     :class:`spieltisch.agents.arena.workers.SharedMoveClock`)."""
 
-    def start(self, seat: int, limit: float, moves: int) -> None: ...
+    def start(self, seat: int, limit: float, moves: int, stake: float) -> None: ...
 
     def stop(self) -> None: ...
 
@@ -128,17 +130,18 @@ class MoveTimer:
         state: Any,
         seat: int = 0,
         moves: int = 0,
+        stake: float = 1.0,
     ) -> Any:
         """``agent.act(observation, state)`` within the limit; raises :class:`MoveTimeout`
-        when over it, and whatever ``act`` raised. ``seat`` and ``moves`` (moves played so far)
-        go to the clock."""
+        when over it, and whatever ``act`` raised. ``seat``, ``moves`` (moves played so far)
+        and ``stake`` (what losing the game by forfeit now costs) go to the clock."""
         limit = self.limit(agent_name, agent)
         if limit is None:
             return agent.act(observation, state)
         self._moved.add(id(agent))
         start = time.monotonic()
         if self.clock is not None:
-            self.clock.start(seat, limit, moves)
+            self.clock.start(seat, limit, moves, stake)
             try:
                 action = agent.act(observation, state)
             finally:
@@ -254,7 +257,10 @@ def play_game(
                     action = agent.act(observation, state)
                 else:
                     seat = env.possible_agents.index(agent_name)
-                    action = timer.act(agent_name, agent, observation, state, seat, len(moves))
+                    action = timer.act(
+                        agent_name, agent, observation, state, seat, len(moves),
+                        raw.forfeit_stake(),
+                    )  # fmt: skip
             except HumanQuit:
                 raise
             except Exception as err:
@@ -286,5 +292,5 @@ def _label(labels: Mapping[str, str] | None, agent_name: str, agent: Agent) -> s
 
 
 def _forfeited(env: Any, lost: Forfeit, moves: list[tuple[str, int]]) -> GameRecord:
-    rewards = forfeit_rewards(env.possible_agents, lost.agent)
+    rewards = forfeit_rewards(env.possible_agents, lost.agent, env.unwrapped.forfeit_stake())
     return GameRecord(rewards=rewards, infos={}, moves=moves, forfeit=lost)

@@ -35,12 +35,14 @@ AHEAD = 2
 
 class MoveInProgress(NamedTuple):
     """What a clock says about the move being made: the seat to move, when the move started
-    (``time.monotonic()``), its limit in seconds (0: none) and the moves played before it."""
+    (``time.monotonic()``), its limit in seconds (0: none), the moves played before it and what
+    losing the game by forfeit costs (backgammon's cube)."""
 
     seat: int
     started: float
     limit: float
     moves: int
+    stake: float = 1.0
 
     def over(self, now: float) -> bool:
         return self.limit > 0 and now - self.started > self.limit + KILL_MARGIN
@@ -55,11 +57,11 @@ class SharedMoveClock:
     """
 
     def __init__(self, context: Any) -> None:
-        self._values = context.RawArray("d", 4)  # started, seat, limit, moves
+        self._values = context.RawArray("d", 5)  # started, seat, limit, moves, stake
 
-    def start(self, seat: int, limit: float, moves: int) -> None:
+    def start(self, seat: int, limit: float, moves: int, stake: float = 1.0) -> None:
         v = self._values
-        v[1], v[2], v[3] = seat, limit, moves
+        v[1], v[2], v[3], v[4] = seat, limit, moves, stake
         v[0] = time.monotonic()
 
     def stop(self) -> None:
@@ -72,9 +74,9 @@ class SharedMoveClock:
             started = v[0]
             if started == 0.0:
                 return None
-            seat, limit, moves = v[1], v[2], v[3]
+            seat, limit, moves, stake = v[1], v[2], v[3], v[4]
             if v[0] == started:
-                return MoveInProgress(int(seat), started, limit, int(moves))
+                return MoveInProgress(int(seat), started, limit, int(moves), stake)
         return None
 
 

@@ -112,6 +112,12 @@ class TurnBasedEnv(AECEnv):
         """Extra info for ``seat`` once the game is over (scores, points, ...)."""
         return {}
 
+    def forfeit_stake(self) -> float:
+        """What a game lost early (resigned, or forfeited by an agent) costs its loser now, for
+        the arena's and the web server's forfeit rewards: 1 by default; backgammon's cube
+        raises it."""
+        return 1.0
+
     def _truncation_rewards(self) -> list[float]:
         """Reward per seat when the game is cut off at ``max_turns`` (a draw by default)."""
         return [0.0] * self.num_players

@@ -132,6 +132,11 @@ class raw_env(TurnBasedEnv):
             return [float(np.sign(r)) for r in returns]
         return list(returns)
 
+    def forfeit_stake(self) -> float:
+        """A single game at the cube's value (GNU Backgammon's "resign a single game"): a doubled
+        game resigned or forfeited costs what dropping the cube would, so neither dodges it."""
+        return float(self.state.cube()[0]) if self.reward_mode == "points" else 1.0
+
     def _final_info(self, seat: int) -> dict[str, Any]:
         state = self.state
         winner = state.winner()

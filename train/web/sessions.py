@@ -464,8 +464,9 @@ class GameSession:
         self._lose(seat, "forfeit", f"{message}; seat {seat} loses by forfeit")
 
     def _lose(self, seat: int, status: str, message: str) -> None:
-        """End the game early, lost by ``seat`` (the arena's forfeit rewards)."""
-        rewards = forfeit_rewards(range(len(self.agents)), seat)
+        """End the game early, lost by ``seat`` (the arena's forfeit rewards: backgammon's cube
+        raises the stake)."""
+        rewards = forfeit_rewards(range(len(self.agents)), seat, self.env.unwrapped.forfeit_stake())
         self.result = [float(rewards[i]) for i in range(len(self.agents))]
         self.status, self.message = status, message
 
