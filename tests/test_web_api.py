@@ -123,7 +123,9 @@ BAD_NEW_GAMES = [
      "no option 'deck'"),
     ({"game": "hilo", "agents": ["human", "human"]}, 400, "at most one person"),
     ({"game": "kalaha", "agents": ["random"] * 2, "seed": -1}, 400, "seed"),
-    ({"game": "kalaha", "agents": ["random"] * 2, "seed": "1"}, 400, "seed"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "seed": "1.0"}, 400, "seed"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "seed": "-1"}, 400, "seed"),
+    ({"game": "kalaha", "agents": ["random"] * 2, "seed": "\u0661"}, 400, "seed"),  # Arabic 1
     ({"game": "kalaha", "agents": ["random"] * 2, "position": "1,2/0 x"}, 400, "position"),
     ({"game": "backgammon", "agents": ["random"] * 2, "position": "notanid 0 roll"}, 400,
      "position"),
@@ -184,6 +186,18 @@ def test_other_sites_pages_and_host_names_are_refused():
 
     assert "localhost" in allowed_hosts("127.0.0.1") and allowed_hosts("0.0.0.0") is None
     assert allowed_hosts("192.168.1.5")[0] == "192.168.1.5"
+
+
+def test_a_seed_typed_as_digits_is_taken_exactly(client):
+    # the page sends the typed digits: Number() in JavaScript made 8329487250728968641 into
+    # 8329487250728968000, so a server-drawn seed typed back played another game
+    seed = 8329487250728968641
+    as_text = new_game(client, game="backgammon", agents=["random"] * 2, seed=str(seed))
+    as_number = new_game(client, game="backgammon", agents=["random"] * 2, seed=seed)
+    rounded = new_game(client, game="backgammon", agents=["random"] * 2, seed=8329487250728968000)
+    assert as_text["board"] == as_number["board"] != rounded["board"]  # the opening roll
+    record = client.get(f"/api/sessions/{as_text['id']}/record").json()
+    assert record["seed"] == seed
 
 
 def test_only_a_persons_seat_resigns(client):

@@ -231,6 +231,57 @@ def test_kalaha_whole_game_by_clicking_pits(page, server):
     assert len(record["moves"]) == len(session.moves)
 
 
+def _person_moves(server, page) -> int:
+    return sum(m["seat"] == 0 for m in session_of(server, page).moves)
+
+
+def test_the_page_plays_what_a_person_meant(page, server):
+    """Found by a helper playing the page as a person (each step failed before its fix)."""
+    v = new_game(page, "kalaha", ["human", "random"], {"pits": 6, "seeds": 4}, seed=7)
+    # a double click on a pit played it, then the next move on the redrawn board (the agent's
+    # reply came before the second click)
+    box = page.locator(f'#kalaha-board .pit.legal[data-pit="{v["legal"][0]["action"]}"]')
+    box = box.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.click(x, y)
+    settle(page)
+    page.mouse.down(click_count=2)  # the second click of the double click
+    page.mouse.up(click_count=2)
+    v = settle(page)
+    assert _person_moves(server, page) == 1
+    # the keyboard player keeps focus on the board after a move (it fell to <body>) ...
+    assert page.evaluate("!!document.activeElement.closest('#board')")
+    page.keyboard.press("Enter")
+    v = settle(page)
+    assert _person_moves(server, page) == 2
+    # ... and an analysis of an earlier position no longer plays its rows in this one
+    analyse(page, "greedy")
+    page.click(f'#kalaha-board .pit.legal[data-pit="{v["legal"][-1]["action"]}"]')
+    settle(page)
+    assert "outdated" in page.get_attribute("#analysis", "class")
+    page.locator("#analysis-table tbody tr").first.click(force=True)
+    page.wait_for_timeout(300)
+    assert _person_moves(server, page) == 3
+
+    # Hus pits took focus but Enter did nothing
+    new_game(page, "hus", ["human", "random"], seed=4)
+    page.focus("#hus-board .pit.legal >> nth=0")
+    page.keyboard.press("Enter")
+    settle(page)
+    assert _person_moves(server, page) == 1
+
+    # a seed typed into the form is played exactly (Number() rounded it above 2**53)
+    new_game(page, "kalaha", ["random", "random"], seed=8329487250728968641)
+    assert session_of(server, page).seed == 8329487250728968641
+
+    # a table's shares show as 2 decimals, not -0.3333333333333333
+    new_game(page, "hilo", ["human", "random", "random", "random"], {"num_players": 4}, seed=2)
+    page.click("#resign")
+    page.wait_for_selector("#result:not([hidden])")
+    shown = page.inner_text("#result") + page.inner_text("#seats")
+    assert "+0.33" in shown and "0.333" not in shown
+
+
 # --- Backgammon -------------------------------------------------------------------------------
 
 
@@ -248,6 +299,20 @@ def _checker_move(page, move) -> None:
         f" return t.partial.length === {before + 1}"
         " && !t.pending && document.body.dataset.busy === '0'; })()"
     )
+
+
+def test_backgammon_bears_off_only_to_the_movers_tray(page, server):
+    # seat 0 bearing off with 5-2: point 4, then seat 1's tray played 4/off too
+    bearing_off = "TqBQ4B3/CAAAAA 0 52"
+    new_game(page, "backgammon", ["human", "random"], {"cube": False}, position=bearing_off)
+    settle(page)
+    page.click('#backgammon-board [data-point="4"]')
+    assert page.evaluate("window.spieltisch.turnState().selected") == "4"
+    page.click('#backgammon-board [data-point="off"][data-seat="1"]')
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.spieltisch.turnState().partial") == []
+    page.click('#backgammon-board [data-point="off"][data-seat="0"]')
+    page.wait_for_function("window.spieltisch.turnState().partial.length === 1")
 
 
 def test_backgammon_turn_by_clicking_checkers_with_undo(page, server):

@@ -172,6 +172,8 @@ class GameSession:
         seed = request.get("seed")
         if seed is None:  # 63 bits: too many to search for the deal that fits the cards seen
             seed = secrets.randbelow(2**63 - 2**20)  # (agents get seed + seat: below 2**63)
+        if isinstance(seed, str) and seed.isascii() and seed.isdigit():
+            seed = int(seed)  # the page sends the digits: a JavaScript number rounds above 2**53
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise RequestError(f"seed must be a whole number >= 0, got {seed!r}")
         position = request.get("position")

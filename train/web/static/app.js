@@ -40,6 +40,8 @@ const state = {
   inFlight: 0,
   agentBusy: false,
   turnBusy: false,
+  resigning: false,
+  pendingFocus: null, // where keyboard focus goes back once the board can take it again
   animating: false,
   sowing: null, // Hus: the sowing step on show
   animatedMoves: 0, // Hus: moves already shown step by step (or skipped)
@@ -212,7 +214,7 @@ async function newGame(event) {
   const seed = $("seed").value.trim();
   if (seed !== "") {
     if (!/^\d+$/.test(seed)) return showError("The seed is a whole number (or empty for a random one).");
-    body.seed = Number(seed);
+    body.seed = seed; // the digits as typed: Number() rounds seeds above 2**53 (the server draws 63-bit ones)
   }
   const position = $("position").value.trim();
   if (position) body.position = position;
@@ -234,6 +236,7 @@ function startGame(view) {
   clearTimer();
   state.chain = Promise.resolve();
   state.agentBusy = state.turnBusy = state.animating = false;
+  state.pendingFocus = null;
   state.sowing = null;
   state.animatedMoves = view.moves.length;
   state.analysisKey = null;
@@ -254,8 +257,46 @@ function setView(view) {
   document.body.dataset.session = view.id;
   document.body.dataset.game = view.game;
   document.body.dataset.status = view.status;
+  // (kept over the agent's turn, when the board has nothing to focus)
+  const active = document.activeElement;
+  const focused = focusKey(active) ?? (active === document.body ? state.pendingFocus : null);
   renderAll();
+  state.pendingFocus = restoreFocus(focused) ? null : focused;
+  const summary = $("analysis-summary");
+  $("analysis").classList.toggle("outdated", !!summary && !analysisIsCurrent(summary.dataset.key));
   afterUpdate();
+}
+
+/** Where keyboard focus is on the board or its buttons (which every render rebuilds), as a
+ * selector for the rebuilt element; null elsewhere. */
+function focusKey(element) {
+  if (!element || !element.closest) return null;
+  const area = element.closest("#board, #actions");
+  if (!area) return null;
+  for (const attrs of [["data-seat", "data-pit"], ["data-point", "data-seat"], ["data-action"], ["id"]]) {
+    if (attrs.every((a) => element.hasAttribute(a))) {
+      return `#${area.id} ` + attrs.map((a) => `[${a}="${CSS.escape(element.getAttribute(a))}"]`).join("");
+    }
+  }
+  return `#${area.id}`;
+}
+
+/** Focus the rebuilt element of `key`, or else the first control of its area that takes focus:
+ * a keyboard player keeps their place after a move instead of starting over from the page top.
+ * Returns whether something took focus. */
+function restoreFocus(key) {
+  if (!key) return false;
+  const area = $(key.split(" ")[0].slice(1));
+  const same = key.includes(" ") ? document.querySelector(key) : null;
+  const usable = (e) => e && !e.disabled && (e.tabIndex >= 0 || e.tagName === "BUTTON");
+  const target = usable(same) ? same : area.querySelector('[tabindex="0"], button:not([disabled])');
+  if (target) target.focus({ preventScroll: true });
+  return !!target;
+}
+
+/** True when the analysis of `key` (session:moves) is of the position on the board. */
+function analysisIsCurrent(key) {
+  return !!state.view && key === `${state.view.id}:${state.view.moves.length}`;
 }
 
 function renderAll() {
@@ -294,12 +335,17 @@ function renderSeats() {
     if (v.result) {
       const r = document.createElement("span");
       r.className = "seat-result";
-      const value = v.result[info.seat];
-      r.textContent = value > 0 ? `+${value}` : `${value}`;
+      r.textContent = formatScore(v.result[info.seat]);
       div.append(r);
     }
     host.append(div);
   }
+}
+
+/** A seat's result: whole numbers as they are, shares (a HiLo table's 1/3) to 2 decimals. */
+function formatScore(value) {
+  const shown = Number.isInteger(value) ? String(value) : value.toFixed(2);
+  return value > 0 ? `+${shown}` : shown;
 }
 
 function renderStatus() {
@@ -321,7 +367,7 @@ function renderStatus() {
     result.textContent = "";
   } else {
     status.textContent = `${GAME_NAMES[v.game]} · game ${v.status === "over" ? "over" : v.status}`;
-    const scores = (v.result || []).map((r, i) => `seat ${i}: ${r > 0 ? "+" : ""}${r}`).join(", ");
+    const scores = (v.result || []).map((r, i) => `seat ${i}: ${formatScore(r)}`).join(", ");
     result.textContent = `Result: ${v.message || v.status}${scores ? ` (${scores})` : ""}`;
     result.hidden = false;
   }
@@ -425,6 +471,7 @@ function renderControls() {
   $("pause").disabled = !playing || !state.playing;
   $("step").disabled = !playing || v.human_to_move || state.playing;
   $("resign").hidden = !people.length || !playing;
+  $("resign").disabled = state.resigning;
   const download = $("download");
   download.hidden = false;
   download.href = `/api/sessions/${v.id}/record`;
@@ -475,7 +522,7 @@ function schedule() {
 async function agentTurn() {
   clearTimer();
   const v = state.view;
-  if (!v || v.status !== "playing" || v.human_to_move || state.agentBusy || state.animating) return;
+  if (!v || v.status !== "playing" || v.human_to_move || state.agentBusy || state.animating || state.resigning) return;
   const gen = state.gen;
   state.agentBusy = true;
   updateBusy();
@@ -483,7 +530,8 @@ async function agentTurn() {
     const next = await gameRequest("POST", "agent");
     if (gen === state.gen) setView(next);
   } catch (err) {
-    if (gen === state.gen) {
+    // a 409 for a game that ended meanwhile (a resign queued before it) is no error
+    if (gen === state.gen && !(err.status === 409 && (state.resigning || state.view.status !== "playing"))) {
       state.playing = false;
       showError(`Agent turn: ${err.message}`);
       renderAll();
@@ -519,16 +567,26 @@ async function play(actions) {
 
 async function resign() {
   const v = state.view;
-  if (!v || v.status !== "playing") return;
+  if (!v || v.status !== "playing" || state.resigning) return;
   const people = v.seats.filter((s) => s.human).map((s) => s.seat);
   const seat = people.includes(v.to_move) ? v.to_move : people[0];
   if (seat === undefined) return;
   const gen = state.gen;
+  state.resigning = true; // one resign at a time: it may wait behind an agent's move
+  clearTimer(); // and no further agent turn after it
+  renderControls();
+  showInfo("Resigning… (after the move being computed)");
   try {
     const next = await gameRequest("POST", "resign", { seat });
-    if (gen === state.gen) setView(next);
+    if (gen === state.gen) {
+      clearMessage();
+      setView(next);
+    }
   } catch (err) {
     if (gen === state.gen) showError(`Resign: ${err.message}`);
+  } finally {
+    state.resigning = false;
+    if (gen === state.gen && state.view) renderControls();
   }
 }
 
@@ -654,6 +712,7 @@ function renderAnalysis(result) {
   summary.className = "analysis-summary";
   summary.id = "analysis-summary";
   summary.dataset.moves = state.view.moves.length; // the position analysed: after this many moves
+  summary.dataset.key = `${state.view.id}:${state.view.moves.length}`;
   const head = document.createElement("div");
   head.innerHTML = "";
   const agentName = document.createElement("b");
@@ -748,6 +807,8 @@ function renderAnalysis(result) {
         tr.classList.add("playable");
         tr.title = "click to play this move";
         tr.addEventListener("click", () => {
+          // never in a later position, where the same action is another move (or illegal)
+          if (!analysisIsCurrent(summary.dataset.key)) return;
           if (state.view.game === "backgammon" || actions.length === 1) play(actions);
         });
       }
@@ -774,7 +835,17 @@ function renderAnalysis(result) {
 
 // --- wiring -------------------------------------------------------------------------------------
 
+/** The second click of a double click on the board, its buttons or the analysis would land on
+ * what the first one's move redrew there (the next move's pit, button or cube decision): drop it. */
+function dropDoubleClicks(event) {
+  if (event.detail > 1 && event.target.closest?.("#board, #actions, #analysis")) {
+    event.stopPropagation();
+    event.preventDefault();
+  }
+}
+
 function wire() {
+  document.addEventListener("click", dropDoubleClicks, true);
   $("setup-form").addEventListener("submit", newGame);
   $("again").addEventListener("click", () => newGame());
   $("play").addEventListener("click", () => {

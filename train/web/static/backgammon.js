@@ -183,7 +183,10 @@ export function render(host, view, ctx) {
 
   svg.addEventListener("click", (event) => {
     const target = event.target.closest("[data-point]");
-    if (target) click(String(target.dataset.point), ctx, checkerMoves);
+    // both trays are "off": only the mover's own bears off (the other one played 4/off too)
+    if (target && !(target.dataset.point === "off" && Number(target.dataset.seat) !== mover)) {
+      click(String(target.dataset.point), ctx, checkerMoves);
+    }
   });
   host.replaceChildren(svg);
 

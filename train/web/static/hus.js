@@ -4,7 +4,7 @@
 // Hooks: <g class="pit" data-seat="s" data-pit="a" data-count="n"> with a = the seat's action;
 // legal pits get class "legal" and data-action.
 
-import { el, stones, svgRoot, text } from "./svg.js";
+import { el, onActivate, stones, svgRoot, text } from "./svg.js";
 
 const STEP = 74;
 const R = 29;
@@ -75,10 +75,7 @@ export function render(host, view, ctx) {
       svg.append(g);
     });
   }
-  svg.addEventListener("click", (event) => {
-    const pit = event.target.closest(".pit.legal");
-    if (pit) ctx.play([Number(pit.dataset.action)]);
-  });
+  onActivate(svg, ".pit.legal", (pit) => ctx.play([Number(pit.dataset.action)]));
   host.replaceChildren(svg);
   if (!sow) ctx.setHint(ctx.interactive ? "Your move: click a highlighted pit (2 or more stones) on your two rows." : "");
 }

@@ -3,7 +3,7 @@
 // Hooks: <g class="pit" data-seat="s" data-pit="i" data-count="n">, legal pits also get
 // class "legal" and data-action; stores are <g class="store" data-store="s">.
 
-import { el, stones, svgRoot, text } from "./svg.js";
+import { el, onActivate, stones, svgRoot, text } from "./svg.js";
 
 const STEP = 78; // distance between pit centres
 const R = 31; // pit radius
@@ -62,14 +62,7 @@ export function render(host, view, ctx) {
   svg.append(text(width / 2, 30, "seat 1", { class: "side-label", "text-anchor": "middle" }));
   svg.append(text(width / 2, 284, "seat 0", { class: "side-label", "text-anchor": "middle" }));
 
-  svg.addEventListener("click", (event) => {
-    const pit = event.target.closest(".pit.legal");
-    if (pit) ctx.play([Number(pit.dataset.action)]);
-  });
-  svg.addEventListener("keydown", (event) => {
-    const pit = event.target.closest?.(".pit.legal");
-    if (pit && (event.key === "Enter" || event.key === " ")) ctx.play([Number(pit.dataset.action)]);
-  });
+  onActivate(svg, ".pit.legal", (pit) => ctx.play([Number(pit.dataset.action)]));
   host.replaceChildren(svg);
   ctx.setHint(ctx.interactive ? "Your move: click one of the highlighted pits." : "");
 }

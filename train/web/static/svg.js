@@ -56,6 +56,22 @@ export function stones(cx, cy, r, count, limit = 24) {
   return dots;
 }
 
+/** Call `fn(element)` when an element matching `selector` inside `svg` is clicked, or focused
+ * and Enter or Space is pressed (so the board plays by keyboard as by mouse). */
+export function onActivate(svg, selector, fn) {
+  svg.addEventListener("click", (event) => {
+    const target = event.target.closest(selector);
+    if (target) fn(target);
+  });
+  svg.addEventListener("keydown", (event) => {
+    const target = event.target.closest?.(selector);
+    if (target && (event.key === "Enter" || event.key === " ")) {
+      event.preventDefault(); // Space would scroll the page
+      fn(target);
+    }
+  });
+}
+
 /** Replace the contents of `host` with `node`. */
 export function mount(host, node) {
   host.replaceChildren(node);
