@@ -183,6 +183,12 @@ class HumanAgent(Agent):
             for a, label in labels.items():
                 slots.setdefault(_key(label.split()[-1]), []).append(a)
             by_key.update({k: v[0] for k, v in slots.items() if len(v) == 1 and k not in by_key})
+        if self.game == "hilo" and isinstance(state, InformationSet):
+            # the board shown may be the public one (two people, or --quiet): the card drawn
+            # is seen by the drawer alone, so say it here
+            seen = state.view()
+            if seen.held is not None:
+                self.output_fn(f"You hold {seen.held} (from the {seen.held_from} pile)")
         self.output_fn("Your move: type its label (q to quit)")
         if state is not None and not isinstance(state, InformationSet):
             for row in labelled_rows(self.game, state, seat, labels):

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from spieltisch.agents.base import InformationSet
-from spieltisch.agents.human import HumanAgent, move_label, move_labels
+from spieltisch.agents.human import HumanAgent, HumanQuit, move_label, move_labels
 from spieltisch.envs.hilo import rules as R
 from spieltisch.envs.hilo.engine import HiLoGame
 from spieltisch.envs.hus.engine import HusGame
@@ -160,6 +160,50 @@ def test_hilo_labels_name_the_slot_and_the_seat() -> None:
     for typed in ("reveal T2", "T2", "t2"):  # the slot alone where one move uses it
         agent = HumanAgent("hilo", input_fn=lambda _, t=typed: t, output_fn=lambda _: None)
         assert agent.act(_observation(legal, HiLoGame().num_actions), info) == R.A_REVEAL + 1
+
+
+def test_a_person_sees_the_card_they_drew() -> None:
+    # hot-seat or --quiet: the board shown is the public one, which hides the drawn card
+    state = HiLoGame().new_initial_state(3)
+    rng = np.random.default_rng(0)
+    while R.A_DRAW not in state.legal_actions():
+        state.apply(int(rng.choice(state.legal_actions())))
+    state.apply(R.A_DRAW)
+    info = InformationSet(state, state.current_player, np.random.default_rng(0))
+    said: list[str] = []
+    agent = HumanAgent("hilo", input_fn=lambda _: "q", output_fn=said.append)
+    with pytest.raises(HumanQuit):
+        agent.act(_observation(state.legal_actions(), HiLoGame().num_actions), info)
+    assert f"You hold {state.view(state.current_player).held} (from the draw pile)" in said
+    other = InformationSet(state, 1 - state.current_player, np.random.default_rng(0))
+    assert other.view().held is None  # (the other seat would not be told)
+
+
+def test_play_hides_the_seed_of_a_hidden_card_game_from_its_person(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    # with a default seed of 0, printed first, a person could rebuild every hidden card
+    seeds = []
+    for _ in range(2):
+        monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+        assert main(["play", "hilo", "--agents", "human", "heuristic"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("=== game 1\n")
+        seeds.append(re.search(r"game abandoned \(seed (\d+)\)", out).group(1))
+    assert seeds[0] != seeds[1]
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(["play", "hilo", "--agents", "human", "heuristic", "--seed", "5"]) == 0
+    assert capsys.readouterr().out.startswith("=== game 1, seed 5\n")  # chosen: shown
+
+
+def test_play_names_wizard_targets_by_seat_with_random_start(capsys: pytest.CaptureFixture) -> None:
+    argv = ["play", "hilo", "--agents", "random", "random", "random", "-o", "num_players=3",
+            "-o", "random_start=true", "--seed", "1"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    # player_0 sits in seat 1; its wizard takes from the first player to its left, seat 2
+    assert "player_0 = seat 1" in out
+    assert "player_0 (random) plays seat 2 T1 (a50)" in out  # it named its own seat 1
 
 
 def _observation(legal: Sequence[int], num_actions: int) -> dict[str, np.ndarray]:

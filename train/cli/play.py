@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 
 from spieltisch.agents.arena.match import MoveTimer, play_game
@@ -48,8 +49,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--seed",
         type=non_negative_int,
-        default=0,
-        help="seed of the game and the agents (default 0)",
+        default=None,
+        help="seed of the game and the agents (default 0; with a person at a hidden-card game: "
+        "a random one, printed after the game, since the seed gives away the deal)",
     )
     p.add_argument("--games", type=positive_int, default=1, help="number of games (default 1)")
     p.add_argument(
@@ -76,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
         # one person at the table sees what their seat knows (hidden information), unless the
         # options say otherwise
         view = human_view_options(args.game, humans[0]) if len(humans) == 1 else {}
+        # a person at a hidden-card game must not know the seed while playing: it gives the deal
+        secret_seed = args.seed is None and bool(humans) and bool(human_view_options(args.game, 0))
+        base_seed = secrets.randbelow(2**62) if secret_seed else args.seed or 0
         env_options = {**view, **options}
         env = make(args.game, render_mode=None if args.quiet else "ansi", **env_options)
     except (ValueError, TypeError) as err:
@@ -90,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         agents = {
-            name: make_agent(agent, args.game, seed=args.seed + i, game_options=options)
+            name: make_agent(agent, args.game, seed=base_seed + i, game_options=options)
             for i, (name, agent) in enumerate(zip(env.possible_agents, args.agents, strict=True))
         }
     except ValueError as err:
@@ -101,23 +106,24 @@ def run(args: argparse.Namespace) -> int:
     timer = MoveTimer(args.move_time_limit, args.first_move_time_limit, exempt=people)
 
     def show(agent_name: str, action: int) -> None:
-        seat = env.possible_agents.index(agent_name)
+        seat = env.unwrapped.seat_of(agent_name)  # (with random_start not the agent's index)
         move = move_label(args.game, action, seat, env_options)
         print(f"\n{agent_name} ({agents[agent_name].name}) plays {move} (a{action})")
         print(env.render())
 
     for game_index in range(args.games):
-        seed = args.seed + game_index
+        seed = base_seed + game_index
         if not args.quiet:
             env.reset(seed=seed)
-            print(f"=== game {game_index + 1}, seed {seed}\n{env.render()}")
+            shown = "" if secret_seed else f", seed {seed}"
+            print(f"=== game {game_index + 1}{shown}\n{env.render()}")
         try:
             record = play_game(
                 env, agents, seed=seed, on_move=None if args.quiet else show, timer=timer,
                 forfeit=True,
             )  # fmt: skip
         except HumanQuit:
-            print("game abandoned")
+            print("game abandoned" + (f" (seed {seed})" if secret_seed else ""))
             return 0
         result = ", ".join(
             f"{a} ({agents[a].name}): {r:+g}" for a, r in sorted(record.rewards.items())
@@ -128,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
             if record.forfeit.reason == "time_limit":  # its move goes on in an abandoned
                 name = record.forfeit.agent  # thread: the next game gets a fresh agent
                 i = env.possible_agents.index(name)
-                agents[name] = make_agent(args.agents[i], args.game, args.seed + i, options)
-        print(f"game {game_index + 1} {end} after {record.num_moves} moves: {result}")
+                agents[name] = make_agent(args.agents[i], args.game, base_seed + i, options)
+        seed_note = f" (seed {seed})" if secret_seed else ""
+        print(f"game {game_index + 1} {end} after {record.num_moves} moves: {result}{seed_note}")
     return 0
