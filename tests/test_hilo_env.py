@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -112,6 +113,21 @@ def test_reset_from_a_position():
     assert env.agent_selection == "player_1"
     assert np.flatnonzero(env.observe("player_1")["action_mask"]).tolist() == [0, 1]
     assert not env.observe("player_0")["action_mask"].any()
+
+
+def test_a_position_without_rng_takes_its_chance_from_the_reset_seed():
+    # the text's generator defaulted to 0: every reset reshuffled alike, whatever the seed
+    env = hilo_v0.env(num_players=2)
+    env.reset(seed=3)
+    text = env.unwrapped.state.to_text()
+    bare = re.sub(r"\s*rng=\S+", "", text)
+    generators = []
+    for seed in (1, 2, 1):
+        env.reset(seed=seed, options={"position": bare})
+        generators.append(int(env.unwrapped.state.rng[0]))
+    assert generators[0] == generators[2] != generators[1]
+    env.reset(seed=1, options={"position": text})  # a text's own rng= is kept
+    assert env.unwrapped.state.to_text() == text
 
 
 def test_observation_is_the_engine_view_of_the_agents_seat():

@@ -122,6 +122,10 @@ class TurnBasedEnv(AECEnv):
         """Reward per seat when the game is cut off at ``max_turns`` (a draw by default)."""
         return [0.0] * self.num_players
 
+    def _chance_of_position(self, state: Any, text: str) -> None:
+        """A state read from ``text`` at reset, after ``seed`` took effect: games whose states
+        carry their own generator give it one from the env's here when the text names none."""
+
     def _after_move(self) -> None:
         """Called after every move and after reset: resolve chance events here (dice, draws)."""
 
@@ -154,6 +158,8 @@ class TurnBasedEnv(AECEnv):
         state = None if position is None else self._state_from_text(position)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
+        if state is not None:
+            self._chance_of_position(state, position)
         offset = int(self._rng.integers(self.num_players)) if self.random_start else 0
         self._seat_of = {
             agent: (i + offset) % self.num_players for i, agent in enumerate(self.possible_agents)

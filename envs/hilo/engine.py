@@ -515,7 +515,8 @@ class HiLoState(EngineState):
         ``hand=draw:CARD`` or ``hand=discard:CARD`` is the card held by the player to move.
         Optional fields: ``wizslot`` (phase wizard2: the own slot chosen), ``ender`` (seat whose
         turn started the end), ``final`` (turns left in the final round), ``turns``, ``moves``,
-        ``rng`` (16 hex digits).
+        ``rng`` (16 hex digits; without it a state read here has generator 0, and an env reset
+        to the text draws one from the reset's seed).
         Cards are face codes (:attr:`Face.code`, e.g. ``Ki-LR``, ``Ph$``, ``Wz``).
         """
         return notation.format_position(self)

@@ -86,12 +86,19 @@ Every step: ``seat`` (0 moves first). At the end also ``coins`` (own), ``all_coi
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 import numpy as np
 from spieltisch.envs._common.aec import TurnBasedEnv, make_wrapped
 from spieltisch.envs.hilo import rules as R
-from spieltisch.envs.hilo.engine import REWARD_MODES, HiLoGame, HiLoState, coins_rewards
+from spieltisch.envs.hilo.engine import (
+    REWARD_MODES,
+    HiLoGame,
+    HiLoState,
+    _new_rng,
+    coins_rewards,
+)
 from spieltisch.envs.hilo.notation import render_text
 
 
@@ -140,6 +147,12 @@ class raw_env(TurnBasedEnv):
 
     def _state_from_text(self, text: str) -> HiLoState:
         return self.game.state_from_text(text)
+
+    def _chance_of_position(self, state: HiLoState, text: str) -> None:
+        # Without rng= the text's generator is 0, so every reset of it reshuffled alike,
+        # whatever the reset's seed: the seed (or the env's generator) decides instead.
+        if not re.search(r"(^|\s)rng=", text):
+            state.rng[:] = _new_rng(self._rng)
 
     def _observation(self, seat: int) -> np.ndarray:
         # Same kernel as HiLoState.observation, without re-checking the seat on the hot path.
