@@ -20,6 +20,7 @@ The other seats are played by *opponents*: agent names as the arena knows them (
 | Reward | 0 until the game ends, then the final reward of your seat (the env's ``reward`` option); 0 on truncation |
 | ``terminated`` / ``truncated`` | the game ended / was cut off at the env's ``max_turns`` |
 | Info | ``seat`` (your engine seat, 0 moves first), ``action_mask``, ``opponent_moves`` (opponent moves since your last action), at the end the env's final infos (scores, winner) |
+| Render | the env's ``render_mode``; in HiLo from your seat's view (your drawn card shown, the others' hidden) unless ``render_view`` is given |
 
 How turns are handled: after ``reset`` and after each of your actions the opponents move until
 it is your turn again or the game is over, so one ``step`` may cover several opponent moves
@@ -144,6 +145,8 @@ class SingleAgentEnv(gym.Env):
             self._aec.reset(seed=int(env_seed), options=options)
             agents = self._raw.possible_agents
             self._me = next(a for a in agents if self._raw.seat_of(a) == self.seat)
+            if "render_view" not in self.game_options and hasattr(self._raw, "render_view"):
+                self._raw.render_view = self._me  # you see what your seat knows (your drawn card)
             others = [a for a in agents if a != self._me]
             self._opponent_of = dict(zip(others, self.opponents, strict=True))
             for opp, s in zip(self.opponents, opp_seeds, strict=True):

@@ -97,6 +97,19 @@ def test_a_value_that_is_no_action_raises_and_changes_nothing(illegal_action: st
     assert reward == 0 and not terminated
 
 
+def test_hilo_renders_what_your_seat_knows() -> None:
+    # the render was the public view: your own drawn card showed as ??
+    env = make_gym("hilo", opponents=["random"], seat=0, seed=0, render_mode="ansi")
+    _, info = env.reset()
+    rng = np.random.default_rng(0)
+    while not info["action_mask"][1]:  # 1: draw
+        _, _, _, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+    env.step(1)
+    held = env.unwrapped._raw.state.view(0).held
+    assert f"seat 0 holds {held} (from the draw pile)" in env.render()
+    assert "view: player_0" in env.render()
+
+
 def test_opponents_by_name_object_and_count() -> None:
     class First(Agent):
         def act(self, observation, state=None):
