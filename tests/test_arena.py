@@ -333,6 +333,18 @@ def test_a_journal_continues_an_evaluation_without_playing_recorded_games(
     assert again.ratings == whole.ratings
 
 
+@pytest.mark.parametrize(
+    ("game", "agents", "mode", "message"),
+    [("hilo", ["random"] * 3, "table", "seats 2 agents, got 3"),
+     ("kalaha", ["random"] * 3, "pair", "needs exactly 2 agents, got 3")],
+)  # fmt: skip
+def test_a_refused_table_writes_no_journal(tmp_path, game, agents, mode, message) -> None:
+    journal = tmp_path / "games.jsonl"  # (its header was written before the refusal)
+    with pytest.raises(ValueError, match=message):
+        evaluate(game, agents, 1, mode=mode, journal=journal)
+    assert not journal.exists()
+
+
 def test_a_journal_of_other_games_is_refused(tmp_path) -> None:
     journal = tmp_path / "games.jsonl"
     evaluate("kalaha", ["greedy", "random"], 2, options={"pits": 4}, journal=journal)

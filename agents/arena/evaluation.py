@@ -514,6 +514,11 @@ def evaluate(
     from spieltisch.envs import make
 
     num_seats = len(make(game, **options).possible_agents)
+    table_mode = num_seats > 2 or mode == "table"
+    # the table's shape is checked before the journal is written (a refused run wrote its header)
+    if table_mode and len(agents) != num_seats:
+        raise ValueError(f"{game} with these options seats {num_seats} agents, got {len(agents)}")
+    to_pair = [] if table_mode else pairings(agents, mode)
     record = None
     if journal is not None:  # what makes the games recorded the same games as these
         header = {"game": game, "options": options, "opening_plies": opening_plies,
@@ -523,7 +528,7 @@ def evaluate(
         "move_time_limit": move_time_limit, "first_move_time_limit": first_move_time_limit,
         "fail_fast": fail_fast, "journal": record,
     }  # fmt: skip
-    if num_seats > 2 or mode == "table":
+    if table_mode:
         results = play_table(
             game, agents, seeds, seed, options, opening_plies, workers, progress, num_seats,
             distinct_orders=True, **limits,
@@ -537,7 +542,7 @@ def evaluate(
     pairs: list[PairSummary] = []
     outcomes: list[tuple[int, int, float]] = []
     played: list[tuple[GameResult, list[int]]] = []
-    for i, j in pairings(agents, mode):
+    for i, j in to_pair:
         results = play_table(
             game, [agents[i], agents[j]], seeds, seed, options, opening_plies, workers, progress,
             **limits,
