@@ -211,8 +211,7 @@ def table_backgammon_lookahead(prefix: str) -> str:
             f"{_pct(r['win_rate'])} [{_pct(r['win_low'])}, {_pct(r['win_high'])}] |"
         )
     return (
-        "\n".join(rows)
-        + f"\n\nMeasured by {commands}; GNU Backgammon "
+        "\n".join(rows) + f"\n\nMeasured by {commands}; GNU Backgammon "
         f"at equal lookahead: its N-1 ply against our `ply=N`; "
         f"{_link('backgammon_lookahead.md', prefix)}.\n"
     )

@@ -183,6 +183,21 @@ def test_act_boards_rejects_what_it_cannot_search() -> None:
         make_agent("greedy", "kalaha").act_boards(board, np.zeros(1), np.zeros((1, 6), np.int8))
 
 
+@pytest.mark.parametrize("name", ["heuristic", "greedy"])
+def test_hilo_baselines_refuse_to_play_without_an_information_set(name: str) -> None:
+    # given agent_state() (None in HiLo) they played at random under their own names
+    env = make("hilo")
+    env.reset(seed=0)
+    agent = make_agent(name, "hilo", seed=0)
+    observation = env.observe(env.agent_selection)
+    with pytest.raises(ValueError, match="needs the seat's information set"):
+        agent.act(observation, env.unwrapped.agent_state())
+    from spieltisch.agents.arena.match import agent_input
+
+    state = agent_input(env.unwrapped, env.agent_selection, np.random.default_rng(0))
+    assert observation["action_mask"][agent.act(observation, state)]
+
+
 def test_alphabeta_deeper_beats_shallower_kalaha() -> None:
     results = play_table(
         "kalaha", ["alphabeta:depth=5", "alphabeta:depth=1"], seeds=40, opening_plies=2

@@ -44,8 +44,14 @@ class HiLoHeuristicAgent(Agent):
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         legal = legal_actions_of(observation)
-        if legal.size == 1 or not isinstance(state, InformationSet):
-            # Without an information set there is nothing to sample from: play at random.
+        if not isinstance(state, InformationSet):
+            # (it played at random here, silently: a user passing agent_state(), None in HiLo,
+            # measured a random player under this agent's name)
+            raise ValueError(
+                f"{self.name} needs the seat's information set (HiLo): pass "
+                "spieltisch.agents.arena.match.agent_input(env.unwrapped, agent_name, rng)"
+            )
+        if legal.size == 1:
             return int(self.rng.choice(legal))
         return self.pick(legal, self.action_totals(legal, state))
 

@@ -285,7 +285,9 @@ class TurnBasedEnv(AECEnv):
 
 def make_wrapped(raw_cls: type[AECEnv], illegal_action: str, options: dict[str, Any]) -> AECEnv:
     """``raw_cls(**options)`` inside PettingZoo's standard wrappers; unknown options are named."""
+    # (illegal_action is env()'s own option: listed as accepted, never passed on)
     accepted = [p for p in inspect.signature(raw_cls.__init__).parameters if p != "self"]
+    accepted.append("illegal_action")
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         name = raw_cls.metadata.get("name", raw_cls.__name__)
