@@ -101,3 +101,36 @@ def test_the_agent_plays_like_gnubg_through_whole_games():
                 decisions += 1
             state.apply_play(int(rng.integers(state.num_plays())))
     assert decisions > 1000
+
+
+def test_an_agent_whose_move_was_not_played_answers_the_position_it_is_shown() -> None:
+    # asked for a move, then another legal move played (an advisor, an exploration move): the
+    # agent answered the next question from its stale plan where that move was still legal
+    from spieltisch.agents.registry import make_agent
+    from spieltisch.envs import make
+
+    agent = make_agent("pubeval", "backgammon", seed=0)
+    asked = differed = 0
+    for seed in range(4):
+        env = make("backgammon")
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        for name in env.agent_iter():
+            observation, _, over, cut, _ = env.last()
+            if over or cut:
+                env.step(None)
+                continue
+            chosen = agent.act(observation, env.unwrapped.state.clone())
+            others = [a for a in np.flatnonzero(observation["action_mask"]) if a != chosen]
+            env.step(int(rng.choice(others)) if others else chosen)
+            if (
+                env.agents
+                and env.agent_selection == name
+                and env.observe(name)["action_mask"].sum() > 1
+            ):
+                again = env.observe(name)
+                fresh = make_agent("pubeval", "backgammon", seed=0)
+                asked += 1
+                state = env.unwrapped.state
+                differed += agent.act(again, state.clone()) != fresh.act(again, state.clone())
+    assert asked > 100 and differed == 0

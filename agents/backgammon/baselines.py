@@ -52,7 +52,7 @@ class BackgammonPlayAgent(Agent):
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)
-        self._plan: list[int] = []
+        self._plan: list[tuple[int, np.ndarray]] = []  # the moves left, each with its board
         self._plan_turn: int | None = None
         self._target: np.ndarray | None = None
 
@@ -104,8 +104,13 @@ class BackgammonPlayAgent(Agent):
         if len(mask) > k.ROLL and (mask[k.ROLL] or mask[k.TAKE]):
             return self.cube_action(state, mask)
         turn = state.num_turns() if state is not None else None
-        if self._plan and self._plan_turn == turn and mask[self._plan[0]]:
-            return self._plan.pop(0)
+        if self._plan and self._plan_turn == turn:
+            action, board = self._plan[0]
+            # only on the planned way: a checker moved otherwise (the agent as an advisor, an
+            # exploration move) makes the rest of the plan stale, even where it is still legal
+            if mask[action] and np.array_equal(state.board, board):
+                self._plan.pop(0)
+                return action
         if legal.size == 1 and (state is None or state.num_plays() <= 1):
             self._plan = []
             return int(legal[0])
@@ -117,9 +122,19 @@ class BackgammonPlayAgent(Agent):
             index = self.choose_play(state)
             self._target = boards[index].copy()
         actions = list(state.play_actions(index)) or [k.PASS]
-        self._plan = actions[1:]
+        self._plan = self._planned_way(state, actions)
         self._plan_turn = turn
         return actions[0]
+
+    @staticmethod
+    def _planned_way(state: Any, actions: list[int]) -> list[tuple[int, np.ndarray]]:
+        """The moves after the first, each with the board it will be asked on."""
+        way = state.clone()
+        steps = []
+        for action, following in zip(actions, actions[1:], strict=False):
+            way.apply(action)
+            steps.append((following, way.board.copy()))
+        return steps
 
     def _target_index(self, boards: np.ndarray, turn: int | None) -> int:
         """Mid-turn: the index of the play (rows of ``boards``) that leads to the board chosen
