@@ -83,7 +83,10 @@ def build_algorithm(
     register_env(env_name, make_rllib_env)
     config = (
         PPOConfig()
-        .environment(env_name, env_config={"game": game, **game_options})
+        # RLlib's env check steps an action drawn from the whole action space, mask unseen: our
+        # envs refuse an illegal one, so the check failed (Hus, backgammon, HiLo) as "not the
+        # gymnasium-style API". The masking module only samples legal actions.
+        .environment(env_name, env_config={"game": game, **game_options}, disable_env_checking=True)
         .framework("torch")
         .env_runners(num_env_runners=env_runners, num_envs_per_env_runner=1)
         .multi_agent(
