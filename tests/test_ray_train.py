@@ -139,10 +139,10 @@ def test_a_killed_worker_is_replaced_and_resume_continues_exactly(tmp_path) -> N
 
 
 @pytest.mark.parametrize(
-    ("game", "options", "iterations"), [("kalaha", SMALL_KALAHA, 2), ("hus", {}, 1)]
+    ("game", "options", "iterations"), [("kalaha", SMALL_KALAHA, 2), ("hilo", {}, 1)]
 )
 def test_rllib_example_runs_a_few_iterations(game, options, iterations) -> None:
-    # (Hus: RLlib's env check stepped an unmasked random action, which our env refuses)
+    # (HiLo: RLlib's env check stepped an unmasked random action, which our env refuses)
     from spieltisch.train.examples.rllib_pettingzoo import build_algorithm, evaluate_vs_random
 
     algo = build_algorithm(game, options, batch=200, hidden=(16,), seed=0)
