@@ -3,11 +3,15 @@
 It runs for every game in ``spieltisch.envs.BATCHES`` through ``make_batch`` only, so a trainer or
 search written against :class:`~spieltisch.envs._common.batch.BatchedGame` works for all four:
 the batch equals the single-game engine move for move over random games, its observation and
-mask equal the env's, the same seed gives the same games, save/load and clone round-trip, bad
+mask equal the env's, the same seed gives the same games, save/load, clone, pickle and deepcopy
+round-trip, bad
 actions raise and change nothing, and finished games stay finished.
 """
 
 from __future__ import annotations
+
+import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -138,6 +142,10 @@ def test_save_load_and_clone_round_trip(game: str, options: dict) -> None:
     saved = batch.save()
     states = [batch.state(g) for g in range(NUM_GAMES)]
     twin = batch.clone()
+    # pickle and deepcopy too (to a process, a Ray worker): batches with compute threads
+    # could not be pickled at all (a queue of their threads)
+    pickled = pickle.loads(pickle.dumps(batch))
+    copied = copy.deepcopy(batch)
     actions = [random_actions(batch, np.random.default_rng(30 + i)) for i in range(8)]
 
     def continue_from(b: BatchedGame) -> list:
@@ -153,6 +161,8 @@ def test_save_load_and_clone_round_trip(game: str, options: dict) -> None:
     assert [batch.state(g) for g in range(NUM_GAMES)] == states
     assert continue_from(batch) == first  # the generator came back too: same chance
     assert continue_from(twin) == first
+    assert continue_from(pickled) == first
+    assert continue_from(copied) == first
 
 
 def _legalised(batch: BatchedGame, actions: np.ndarray) -> np.ndarray:

@@ -315,6 +315,17 @@ class BlockThreads:
                 target=self._serve, args=(inbox,), name=f"{self._name}-{i}", daemon=True
             ).start()
 
+    def __getstate__(self) -> dict:
+        # A copy (pickle, deepcopy) gets threads of its own, started at its first run; queues
+        # and threads cannot be copied (batches holding one could not be pickled).
+        return {"blocks": self.blocks, "_name": self._name}
+
+    def __setstate__(self, state: dict) -> None:
+        self.blocks = state["blocks"]
+        self._name = state["_name"]
+        self._inboxes = []
+        self._done = queue.SimpleQueue()
+
     def _serve(self, inbox: queue.SimpleQueue) -> None:
         while True:
             task = inbox.get()
