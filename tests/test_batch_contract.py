@@ -121,6 +121,14 @@ def test_batch_equals_single_engine_and_env_observations(game: str, options: dic
     assert not mask.any(), "finished games must have no legal action"
 
 
+@pytest.mark.parametrize("game", sorted(BATCHES))
+def test_a_bad_number_of_games_is_named_alike_by_every_batch(game: str) -> None:
+    # (Kalaha and Hus took 2.0, and gave numpy's words for True)
+    for bad, error in ((True, TypeError), (2.0, TypeError), ("4", TypeError), (0, ValueError)):
+        with pytest.raises(error, match="num_games must be"):
+            make_batch(game, bad, seed=0)
+
+
 @pytest.mark.parametrize(("game", "options"), CASES, ids=IDS)
 def test_same_seed_same_games(game: str, options: dict) -> None:
     runs = []

@@ -32,6 +32,16 @@ def _first_bad_action(actions, legal_mask, terminal):
     return -1
 
 
+def check_num_games(num_games: Any) -> int:
+    """``num_games`` as an int; a TypeError for a non-integer (``True``, 2.0), a ValueError below 1,
+    the same words for every batch."""
+    if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer):
+        raise TypeError(f"num_games must be an integer, got {num_games!r}")
+    if num_games < 1:
+        raise ValueError(f"num_games must be at least 1, got {num_games}")
+    return int(num_games)
+
+
 def check_batch_actions(
     actions: object, legal_mask: np.ndarray, terminal: np.ndarray
 ) -> np.ndarray:

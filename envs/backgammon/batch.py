@@ -31,6 +31,7 @@ from spieltisch.envs._common.batch import (
     BlockThreads,
     check_batch_actions,
     check_int_seed,
+    check_num_games,
     games_flags,
     load_arrays,
     resolve_threads,
@@ -215,11 +216,8 @@ class BackgammonBatch:
         threads: int | None = None,
         reward: str = "points",
     ) -> None:
-        if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer):
-            raise TypeError(f"num_games must be an integer, got {num_games!r}")
-        if num_games < 1:
-            raise ValueError(f"num_games must be at least 1, got {num_games}")
-        threads = resolve_threads(threads, int(num_games), 1)
+        num_games = check_num_games(num_games)
+        threads = resolve_threads(threads, num_games, 1)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.game = game

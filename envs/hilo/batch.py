@@ -18,6 +18,7 @@ from spieltisch.envs._common.batch import (
     BatchSeed,
     check_batch_actions,
     check_int_seed,
+    check_num_games,
     games_flags,
     load_arrays,
     sample_legal_actions,
@@ -94,10 +95,7 @@ class HiLoBatch:
     def __init__(
         self, game: HiLoGame, num_games: int, seed: Seed = None, reward: str = "win"
     ) -> None:
-        if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer):
-            raise TypeError(f"num_games must be an integer, got {num_games!r}")
-        if num_games < 1:
-            raise ValueError(f"num_games must be at least 1, got {num_games}")
+        num_games = check_num_games(num_games)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.game = game

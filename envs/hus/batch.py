@@ -16,6 +16,7 @@ import numpy as np
 from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
+    check_num_games,
     next_uniform,
     pick_from_bits,
     store_move,
@@ -145,8 +146,7 @@ class HusBatch(ArrayStateBatch):
     observation_scale = 4.0
 
     def __init__(self, game: HusGame, num_games: int, threads: int | None = None) -> None:
-        if num_games < 1:
-            raise ValueError(f"num_games must be at least 1, got {num_games}")
+        num_games = check_num_games(num_games)
         self.game = game
         self.num_games = num_games
         self._init_threads(threads, "hus")
