@@ -106,8 +106,9 @@ ENV_NOTES = {
     ),
     "hus": ("pit to empty: outer row 0..7, inner row 8..15", "stones of both players' 4 x 8 pits"),
     "backgammon": (
-        "one checker move (point x die) or pass/roll/cube",
-        "board, bar, borne off, dice to play",
+        "one checker move (point x die) or pass; with `cube=True` `Discrete(155)`: "
+        "also roll, double, take, drop",
+        "board, bar, borne off, dice to play (with `cube=True` `Box(63,)`: the cube too)",
     ),
     "hilo": ("one flat space, masked by phase", "only what the player may know"),
 }

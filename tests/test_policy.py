@@ -227,3 +227,16 @@ def test_array_policy_is_the_nets_forward_pass(arch: PolicyArch) -> None:
         ArrayPolicy([nets[0], PolicyNet(PolicyArch(14, 6, (16,), 6.0))])
     with pytest.raises(ValueError, match="at least one"):
         ArrayPolicy([])
+
+
+@pytest.mark.parametrize(
+    ("name", "game", "options"),
+    [
+        ("pretrained:kalaha:algo=ppo,search=4", "kalaha", {"seeds": 4}),
+        ("pretrained:hus:algo=alphazero_moves", "hus", {}),
+        ("pretrained:backgammon:algo=td_long", "backgammon", {}),
+    ],
+)
+def test_a_shipped_agent_beside_the_default_keeps_its_algo_in_its_name(name, game, options):
+    # play and the arena showed pretrained:kalaha:search=4 for both of two different agents
+    assert make_agent(name, game, seed=0, game_options=options).name == name

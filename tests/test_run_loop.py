@@ -296,9 +296,11 @@ def test_a_finished_run_is_not_resumed_again(tmp_path: Path) -> None:
     run(ToyTrainer(config(tmp_path / "run")), log=lambda _: None)
     before = (tmp_path / "run" / "resources.json").read_text()
     trainer = ToyTrainer(config(tmp_path / "run"))
-    result = run(trainer, resume=True, log=lambda _: None)
+    said: list[str] = []
+    result = run(trainer, resume=True, log=said.append)
     assert "is finished" in result["summary"] and trainer.final_evaluations == 0
     assert (tmp_path / "run" / "resources.json").read_text() == before
+    assert not any("resumed from" in line for line in said)  # it said so, then "nothing to"
 
 
 def test_the_end_summary_seats_every_player_of_a_bigger_table(tmp_path: Path) -> None:

@@ -326,9 +326,10 @@ def run(
         return _run_locked(trainer, resume, log, overwrite)
 
 
-def _resume(trainer: Trainer, run_dir: Path, log: Callable[[str], Any]) -> None:
+def _resume(trainer: Trainer, run_dir: Path, log: Callable[[str], Any]) -> bool:
     """Restore the newest checkpoint that loads (a damaged one is named and passed over for the
-    one before it), after checking the config against the run's."""
+    one before it), after checking the config against the run's. Returns whether the run is
+    finished (its final evaluation written): then nothing is resumed, and nothing said here."""
     path = latest_checkpoint(run_dir, warn=log)
     if path is None:
         raise CheckpointError(f"--resume: no checkpoint in {checkpoint_dir(run_dir)}")
@@ -342,6 +343,8 @@ def _resume(trainer: Trainer, run_dir: Path, log: Callable[[str], Any]) -> None:
             if i == len(candidates) - 1 or "damaged" not in str(err).lower():
                 raise
             log(f"warning: {err}; trying the checkpoint before it, {candidates[i + 1].name}")
+    if trainer.units >= trainer.total_units and (run_dir / "final_eval.json").exists():
+        return True  # (it said "resumed from" and then "nothing to resume")
     log(f"resumed from {candidate} at {trainer.position()}")
     if left := remove_leftover_temporaries(run_dir):
         log(f"removed {len(left)} temporary file(s) of writes the killed run did not finish")
@@ -352,6 +355,7 @@ def _resume(trainer: Trainer, run_dir: Path, log: Callable[[str], Any]) -> None:
         # scores against other opponents do not compare: 'best' would stay where it was
         trainer.best_score = -math.inf
         log("the evaluation opponents changed: the best policy is chosen afresh from here")
+    return False
 
 
 def _run_locked(
@@ -361,16 +365,14 @@ def _run_locked(
     run_dir = Path(cfg.run_dir)
     ckpt_dir = checkpoint_dir(run_dir)
     check_run_dir(run_dir, resume, overwrite, log)
-    if resume:
-        _resume(trainer, run_dir, log)
+    if resume and _resume(trainer, run_dir, log):  # finished: not evaluated again
         finished = run_dir / "final_eval.json"
-        if trainer.units >= trainer.total_units and finished.exists():  # (evaluated again)
-            return {
-                **trainer.summary(),
-                "metrics": dict(trainer.metrics),
-                "summary": f"The run in {run_dir} is finished (its final evaluation: {finished}); "
-                "nothing to resume.",
-            }
+        return {
+            **trainer.summary(),
+            "metrics": dict(trainer.metrics),
+            "summary": f"The run in {run_dir} is finished (its final evaluation: {finished}); "
+            "nothing to resume.",
+        }
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     write_resolved_config(run_dir, cfg)
     ledger = ResourceLedger(run_dir, resume, trainer.units, trainer.unit, warn=log)

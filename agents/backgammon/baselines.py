@@ -26,6 +26,7 @@ up, so cubeless play is the same whatever the cube policy.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -131,7 +132,7 @@ class BackgammonPlayAgent(Agent):
         """The moves after the first, each with the board it will be asked on."""
         way = state.clone()
         steps = []
-        for action, following in zip(actions, actions[1:], strict=False):
+        for action, following in itertools.pairwise(actions):
             way.apply(action)
             steps.append((following, way.board.copy()))
         return steps

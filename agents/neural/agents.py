@@ -267,6 +267,7 @@ def make_prefixed_agent(
         path = pretrained_path(game, game_options, algo)
         root = PRETRAINED_DIR
     elif prefix == "checkpoint":
+        algo = None
         if "algo" in params:
             raise ValueError("checkpoint:<path>: 'algo' picks a shipped agent (pretrained: only)")
         if not value:
@@ -309,7 +310,7 @@ def make_prefixed_agent(
             reward = game_options.get("reward", "points")
             agent = chance_search.TDSearchAgent(agent.params, seed, sims, reward=reward)
         agent.set_cube(**cube)
-        agent.name = f"{prefix}:{value}" + "".join(f":{k}={v}" for k, v in params.items())
+        agent.name = _agent_label(prefix, value, algo, params, ":")
         return agent
     if {"ply", "keep", "reply_keep", "cube", "cube_life"} & set(params):
         raise ValueError(
@@ -322,7 +323,7 @@ def make_prefixed_agent(
                 f"{prefix}:{value}: '{needs_search}' needs 'search' (e.g. search=6,"
                 f"{needs_search}=4)"
             )
-    searched_name = f"{prefix}:{value}:" + ",".join(f"{k}={v}" for k, v in params.items())
+    searched_name = _agent_label(prefix, value, algo, params, ",")
     if "search" in params and game == "hilo":  # hidden cards: information-set sampling
         from spieltisch.agents.hilo.search import hilo_search_agent
 
@@ -369,9 +370,18 @@ def make_prefixed_agent(
         agent.trained_options = ckpt.game_options  # what its value means (analysis)
         return agent
     agent = ckpt.agent(seed=seed, greedy=True)
-    agent.name = f"{prefix}:{value}"
+    agent.name = _agent_label(prefix, value, algo, {}, ",")
     agent.trained_options = ckpt.game_options  # what its value means (analysis)
     return agent
+
+
+def _agent_label(
+    prefix: str, value: str, algo: str | None, params: dict[str, Any], separator: str
+) -> str:
+    """An agent's name as given, ``algo`` included (two shipped agents of a game showed under
+    one name), its parameters joined by ``separator``."""
+    items = ([f"algo={algo}"] if algo is not None else []) + [f"{k}={v}" for k, v in params.items()]
+    return f"{prefix}:{value}" + (":" + separator.join(items) if items else "")
 
 
 def _check_game(name: str, found: str | None, wanted: str | None) -> None:
