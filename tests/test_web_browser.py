@@ -301,6 +301,23 @@ def _checker_move(page, move) -> None:
     )
 
 
+def test_a_reload_comes_back_to_the_game(page, server):
+    # a reload (or Back) lost the game: the page's address did not name it
+    v = new_game(page, "kalaha", ["human", "random"], {"pits": 4, "seeds": 3}, seed=3)
+    page.click(f'#kalaha-board .pit.legal[data-pit="{v["legal"][0]["action"]}"]')
+    before = settle(page)
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    after = settle(page)
+    assert after["id"] == before["id"] and after["moves"] == before["moves"]
+    assert page.locator("#kalaha-board .pit").count() == 8
+    page.goto(server.url + "#game=gone")
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert "is gone" in page.inner_text("#message")
+    assert page.evaluate("location.hash") == ""
+
+
 def test_backgammon_bears_off_only_to_the_movers_tray(page, server):
     # seat 0 bearing off with 5-2: point 4, then seat 1's tray played 4/off too
     bearing_off = "TqBQ4B3/CAAAAA 0 52"

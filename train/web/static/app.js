@@ -243,6 +243,8 @@ function startGame(view) {
   state.analysis = null;
   $("analysis").replaceChildren(...state.analysisHint.map((node) => node.cloneNode(true)));
   $("analysis-message").hidden = true;
+  // the game in the page's address: a reload (or Back and Forward) comes back to it
+  history.replaceState(null, "", `#game=${view.id}`);
   const people = view.seats.some((s) => s.human);
   state.playing = people; // agents against agents start paused: press Play or Step
   clearMessage();
@@ -887,8 +889,25 @@ async function init() {
     return;
   }
   buildSetup();
+  await rejoin();
   document.body.dataset.ready = "1";
   updateBusy();
+}
+
+/** The game named in the page's address (#game=ID, set when a game starts), after a reload. */
+async function rejoin() {
+  const named = location.hash.match(/^#game=([\w-]+)$/);
+  if (!named) return;
+  try {
+    const view = await request("GET", `/api/sessions/${named[1]}`);
+    $("game-select").value = view.game;
+    $("game-select").dispatchEvent(new Event("change")); // the form's options for that game
+    startGame(view);
+    showInfo("Back in this page's game.");
+  } catch (err) {
+    history.replaceState(null, "", location.pathname);
+    showInfo(`The game of this page's address is gone (${err.message}): start a new one.`);
+  }
 }
 
 // for the console and the tests: the game as the page last saw it
