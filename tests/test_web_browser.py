@@ -318,6 +318,25 @@ def test_a_reload_comes_back_to_the_game(page, server):
     assert page.evaluate("location.hash") == ""
 
 
+def test_a_backgammon_roll_is_played_by_keyboard(page, server):
+    # points took no focus: backgammon could not be played without a mouse
+    new_game(
+        page, "backgammon", ["human", "random"], {"cube": False}, position="4HPwATDgc/ABMA 0 31"
+    )
+    settle(page)
+    for source, target in ((8, 5), (6, 5)):
+        page.focus(f'#backgammon-board [data-point="{source}"]')
+        page.keyboard.press("Enter")
+        assert page.evaluate("window.spieltisch.turnState().selected") == str(source)
+        page.focus(f'#backgammon-board [data-point="{target}"]')
+        page.keyboard.press("Space")
+        page.wait_for_function("!window.spieltisch.turnState().pending")
+    page.focus("#confirm")
+    page.keyboard.press("Enter")
+    v = settle(page)
+    assert [(m["seat"], m["label"]) for m in v["moves"][:2]] == [(0, "8/5"), (0, "6/5")]
+
+
 def test_backgammon_bears_off_only_to_the_movers_tray(page, server):
     # seat 0 bearing off with 5-2: point 4, then seat 1's tray played 4/off too
     bearing_off = "TqBQ4B3/CAAAAA 0 52"

@@ -259,11 +259,7 @@ function setView(view) {
   document.body.dataset.session = view.id;
   document.body.dataset.game = view.game;
   document.body.dataset.status = view.status;
-  // (kept over the agent's turn, when the board has nothing to focus)
-  const active = document.activeElement;
-  const focused = focusKey(active) ?? (active === document.body ? state.pendingFocus : null);
   renderAll();
-  state.pendingFocus = restoreFocus(focused) ? null : focused;
   const summary = $("analysis-summary");
   $("analysis").classList.toggle("outdated", !!summary && !analysisIsCurrent(summary.dataset.key));
   afterUpdate();
@@ -275,7 +271,8 @@ function focusKey(element) {
   if (!element || !element.closest) return null;
   const area = element.closest("#board, #actions");
   if (!area) return null;
-  for (const attrs of [["data-seat", "data-pit"], ["data-point", "data-seat"], ["data-action"], ["id"]]) {
+  const keys = [["data-seat", "data-pit"], ["data-point", "data-seat"], ["data-point"], ["data-action"], ["id"]];
+  for (const attrs of keys) {
     if (attrs.every((a) => element.hasAttribute(a))) {
       return `#${area.id} ` + attrs.map((a) => `[${a}="${CSS.escape(element.getAttribute(a))}"]`).join("");
     }
@@ -397,9 +394,13 @@ function boardContext() {
 function renderBoard() {
   const v = state.view;
   const host = $("board");
+  // keyboard focus survives the redraw (kept over the agent's turn, when nothing takes it)
+  const active = document.activeElement;
+  const focused = focusKey(active) ?? (active === document.body ? state.pendingFocus : null);
   host.dataset.game = v.game;
   setActions([]);
   BOARDS[v.game].render(host, v, boardContext());
+  state.pendingFocus = restoreFocus(focused) ? null : focused;
 }
 
 /** The buttons under the board: {label, action?, id?, primary?, disabled?, onClick, group?};

@@ -11,7 +11,7 @@
 // <g id="bg-cube" data-value data-owner>, <g class="die" data-value data-used>;
 // buttons #undo, #confirm and one per cube/pass action (data-action).
 
-import { el, svgRoot, text } from "./svg.js";
+import { el, onActivate, svgRoot, text } from "./svg.js";
 
 const PT = 50; // point width
 const CUBE_W = 56;
@@ -74,6 +74,9 @@ export function render(host, view, ctx) {
   svg.append(el("rect", { x: LEFT0, y: TOP, width: 6 * PT, height: BOTTOM - TOP, class: "felt" }));
   svg.append(el("rect", { x: RIGHT0, y: TOP, width: 6 * PT, height: BOTTOM - TOP, class: "felt" }));
 
+  // the points a person can use now take keyboard focus (Enter or Space acts as a click)
+  const usable = (name) => sources.has(name) || targets.has(name) || turn.selected === name;
+  const focusable = (name, label) => (usable(name) ? { tabindex: 0, role: "button", "aria-label": label } : {});
   const pointClass = (name) => {
     const c = [];
     if (sources.has(name)) c.push("movable");
@@ -93,6 +96,7 @@ export function render(host, view, ctx) {
       class: `point ${pointClass(String(p))}`.trim(),
       "data-point": p,
       "data-count": count,
+      ...focusable(String(p), `point ${p}, ${Math.abs(count)} checker${Math.abs(count) === 1 ? "" : "s"}`),
     });
     g.append(el("rect", { x: x0, y: top ? TOP : BOTTOM - LEN, width: PT, height: LEN, class: "hit" }));
     g.append(el("polygon", {
@@ -114,7 +118,7 @@ export function render(host, view, ctx) {
   }
 
   // the bar: seat 0's checkers in its upper half, seat 1's in the lower half
-  const bar = el("g", { class: `bar ${pointClass("bar")}`.trim(), "data-point": "bar", "data-count": board.bar.join(",") });
+  const bar = el("g", { class: `bar ${pointClass("bar")}`.trim(), "data-point": "bar", "data-count": board.bar.join(","), ...focusable("bar", "the bar") });
   bar.append(el("rect", { x: BAR_X, y: TOP - 8, width: BAR_W, height: BOTTOM - TOP + 16, class: "bar-wood" }));
   bar.append(el("rect", { x: BAR_X, y: TOP - 8, width: BAR_W, height: BOTTOM - TOP + 16, class: "hit" }));
   for (const seat of [0, 1]) {
@@ -134,7 +138,8 @@ export function render(host, view, ctx) {
   for (const seat of [0, 1]) {
     const y0 = seat === 0 ? BOTTOM - LEN : TOP;
     const n = board.off[seat];
-    const g = el("g", { class: `tray ${seat === mover ? pointClass("off") : ""}`.trim(), "data-point": "off", "data-seat": seat, "data-count": n });
+    const own = seat === mover;
+    const g = el("g", { class: `tray ${own ? pointClass("off") : ""}`.trim(), "data-point": "off", "data-seat": seat, "data-count": n, ...(own ? focusable("off", "bear off") : {}) });
     g.append(el("rect", { x: TRAY_X, y: y0, width: TRAY_W, height: LEN, rx: 6, class: "tray-box" }));
     g.append(el("rect", { x: TRAY_X, y: y0, width: TRAY_W, height: LEN, rx: 6, class: "hit" }));
     for (let k = 0; k < n; k++) {
@@ -181,10 +186,9 @@ export function render(host, view, ctx) {
     });
   }
 
-  svg.addEventListener("click", (event) => {
-    const target = event.target.closest("[data-point]");
+  onActivate(svg, "[data-point]", (target) => {
     // both trays are "off": only the mover's own bears off (the other one played 4/off too)
-    if (target && !(target.dataset.point === "off" && Number(target.dataset.seat) !== mover)) {
+    if (!(target.dataset.point === "off" && Number(target.dataset.seat) !== mover)) {
       click(String(target.dataset.point), ctx, checkerMoves);
     }
   });
