@@ -337,6 +337,15 @@ def test_a_backgammon_roll_is_played_by_keyboard(page, server):
     assert [(m["seat"], m["label"]) for m in v["moves"][:2]] == [(0, "8/5"), (0, "6/5")]
 
 
+def test_a_phone_shows_the_board_first_and_no_sideways_scroll(page, server):
+    # the board started 650-750 px down, below the form, and the page scrolled 3 px sideways
+    page.set_viewport_size({"width": 360, "height": 740})
+    new_game(page, "backgammon", ["human", "random"], {"cube": False})
+    settle(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    assert page.evaluate("document.querySelector('#board').getBoundingClientRect().top") < 300
+
+
 def test_backgammon_bears_off_only_to_the_movers_tray(page, server):
     # seat 0 bearing off with 5-2: point 4, then seat 1's tray played 4/off too
     bearing_off = "TqBQ4B3/CAAAAA 0 52"
