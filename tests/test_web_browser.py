@@ -346,6 +346,16 @@ def test_a_phone_shows_the_board_first_and_no_sideways_scroll(page, server):
     assert page.evaluate("document.querySelector('#board').getBoundingClientRect().top") < 300
 
 
+def test_a_game_the_server_no_longer_has_ends_on_the_page(page, server):
+    # after a server restart the page kept saying "your move", with Resign and Pause on
+    v = new_game(page, "kalaha", ["human", "random"], {"pits": 4, "seeds": 3}, seed=3)
+    assert page.request.delete(server.url + f"api/sessions/{v['id']}").ok
+    page.click(f'#kalaha-board .pit.legal[data-pit="{v["legal"][0]["action"]}"]')
+    page.wait_for_function("document.body.dataset.status === 'gone'")
+    assert "no longer has this game" in page.inner_text("#result")
+    assert page.locator("#resign").is_hidden()
+
+
 def test_backgammon_bears_off_only_to_the_movers_tray(page, server):
     # seat 0 bearing off with 5-2: point 4, then seat 1's tray played 4/off too
     bearing_off = "TqBQ4B3/CAAAAA 0 52"

@@ -91,7 +91,16 @@ async function request(method, path, body) {
 function gameRequest(method, suffix, body) {
   const id = state.view.id;
   const run = () => request(method, `/api/sessions/${id}${suffix ? `/${suffix}` : ""}`, body);
-  const result = state.chain.then(run, run);
+  const result = state.chain.then(run, run).catch((err) => {
+    // the server no longer has the game (restarted, or expired): it is over for the page too,
+    // and its controls go (it went on saying "your move")
+    if (err.status === 404 && state.view && state.view.id === id && state.view.status === "playing") {
+      state.playing = false;
+      clearTimer();
+      setView({ ...state.view, status: "gone", human_to_move: false, message: "the server no longer has this game" });
+    }
+    throw err;
+  });
   state.chain = result.catch(() => {});
   state.inFlight += 1;
   updateBusy();
