@@ -269,24 +269,24 @@ def _forget_plays(s, table, slots, n, clear_mask):
 
 
 @numba.njit(cache=True, nogil=True)
-def _record_play(ws, key1, key2, n, acts, count):
+def _record_play(ws, key1, key2, n, acts, count, dedup):
     """Record the play of the ``count`` checker-move actions ``acts``, leading to the position
-    with key ``(key1, key2)``, unless a play leading there is recorded already; returns the
-    number of plays recorded."""
-    table = ws[_W_TABLE:]  # (one slice: fewer bounds to compute on this hot path)
-    h = ((key1 * _HASH_MUL1) ^ (key2 * _HASH_MUL2)) >> 40
-    h &= TABLE_SIZE - 1
-    while table[h] >= 0:
-        j = table[h]
-        if ws[_W_KEYS + 2 * j] == key1 and ws[_W_KEYS + 2 * j + 1] == key2:
-            return n
-        h = (h + 1) & (TABLE_SIZE - 1)
+    with key ``(key1, key2)``; with ``dedup``, unless a play leading there is recorded already
+    (the hash table). Returns the number of plays recorded."""
+    if dedup:
+        h = ((key1 * _HASH_MUL1) ^ (key2 * _HASH_MUL2)) >> 40
+        h &= TABLE_SIZE - 1
+        while ws[_W_TABLE + h] >= 0:
+            j = ws[_W_TABLE + h]
+            if ws[_W_KEYS + 2 * j] == key1 and ws[_W_KEYS + 2 * j + 1] == key2:
+                return n
+            h = (h + 1) & (TABLE_SIZE - 1)
+        ws[_W_TABLE + h] = n
+        ws[_W_SLOTS + n] = h
+        ws[_W_KEYS + 2 * n] = key1
+        ws[_W_KEYS + 2 * n + 1] = key2
     if n >= MAX_PLAYS:  # pragma: no cover - above gnubg's bound of 3060
         raise RuntimeError("backgammon play generator: workspace overflow")
-    table[h] = n
-    ws[_W_SLOTS + n] = h
-    ws[_W_KEYS + 2 * n] = key1
-    ws[_W_KEYS + 2 * n + 1] = key2
     for j in range(4):
         ws[W_MOVES + 4 * n + j] = acts[j] if j < count else -1
     return n + 1
@@ -294,8 +294,9 @@ def _record_play(ws, key1, key2, n, acts, count):
 
 @numba.njit(cache=True, nogil=True)
 def _longer(s, ws, n, depth, need_mask):
-    """A play of ``depth`` moves, longer than the ``maxdepth`` of those recorded so far, was
-    found: forget them (and their mask bits); returns the new ``n, maxdepth``."""
+    """A play of ``depth`` moves, longer than those recorded so far, was found: forget the
+    ``n`` of them in the hash table (and with ``need_mask`` the mask bits); returns the new
+    ``n, maxdepth``."""
     _forget_plays(s, ws[_W_TABLE:_W_SCRATCH], ws[_W_SLOTS:_W_TABLE], n, need_mask)
     return 0, depth
 
@@ -330,7 +331,7 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
                     continue
                 if maxdepth < 1:
                     n, maxdepth = _longer(s, ws, n, 1, need_mask)
-                n = _record_play(ws, key1b, key2b, n, acts, 1)
+                n = _record_play(ws, key1b, key2b, n, acts, 1, True)
             while cand2:
                 low = cand2 & -cand2
                 cand2 ^= low
@@ -341,12 +342,12 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
                     n, maxdepth = _longer(s, ws, n, 2, need_mask)
                 acts[1] = y * 6 + d2 - 1
                 leaf1, leaf2, _, _, _ = _step(key1b, key2b, occb, farb, blotsb, y, d2)
-                n = _record_play(ws, leaf1, leaf2, n, acts, 2)
+                n = _record_play(ws, leaf1, leaf2, n, acts, 2, True)
             if need_mask:  # the first move begins a longest play found so far: legal
                 s[MASK + acts[0]] = 1
     if maxdepth < 0:  # no move at all: the one play is the empty one
         maxdepth = 0
-        n = _record_play(ws, key1, key2, n, acts, 0)
+        n = _record_play(ws, key1, key2, n, acts, 0, True)
     return n, maxdepth
 
 
@@ -354,7 +355,12 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
 def _search_equal(s, ws, need_mask, d, nd, key1, key2, occ, far, blots, blocked):
     """The plays of ``nd`` equal dice ``d`` (a double, or the last die of a turn; see
     :func:`generate`): depth first, the sources of each move at most the last one's, on an
-    explicit stack in the workspace. Returns ``n, maxdepth``."""
+    explicit stack in the workspace. Returns ``n, maxdepth``.
+
+    No two plays found lead to the same position, so none needs the hash table: the change a
+    play makes to the mover's points 1..24 and bar, ``sum of m[x] * (e[x - d] - e[x])`` over the
+    sources ``x`` moved from ``m[x]`` times, gives those counts one by one from the bar down,
+    and one non-increasing sequence of sources (with its hits) has each multiset."""
     sc = ws[_W_SCRATCH : _W_SCRATCH + _SCRATCH_SIZE]
     acts = sc[0:4]  # the moves played, as actions
     lvl_cand = sc[4:9]  # sources still to try at each depth (bit mask over side indices)
@@ -377,7 +383,7 @@ def _search_equal(s, ws, need_mask, d, nd, key1, key2, occ, far, blots, blocked)
             lvl_found[depth] = 1
             lvl_cand[depth] = 0
             if nd > maxdepth:
-                n, maxdepth = _longer(s, ws, n, nd, need_mask)
+                n, maxdepth = _longer(s, ws, 0, nd, need_mask)  # (none in the table)
             while cand:
                 low = cand & -cand
                 cand ^= low
@@ -386,7 +392,7 @@ def _search_equal(s, ws, need_mask, d, nd, key1, key2, occ, far, blots, blocked)
                 if need_mask:  # its first move begins a longest play: legal (see below)
                     s[MASK + acts[0]] = 1
                 leaf1, leaf2, _, _, _ = _step(key1, key2, occ, far, blots, x, d)
-                n = _record_play(ws, leaf1, leaf2, n, acts, nd)
+                n = _record_play(ws, leaf1, leaf2, n, acts, nd, False)
         elif cand:
             low = cand & -cand
             lvl_cand[depth] = cand ^ low
@@ -408,10 +414,10 @@ def _search_equal(s, ws, need_mask, d, nd, key1, key2, occ, far, blots, blocked)
         if lvl_found[depth] == 0 and depth >= maxdepth:
             # No move at all from here: a play that cannot use every die.
             if depth > maxdepth:
-                n, maxdepth = _longer(s, ws, n, depth, need_mask)
+                n, maxdepth = _longer(s, ws, 0, depth, need_mask)
             if need_mask and depth > 0:
                 s[MASK + acts[0]] = 1
-            n = _record_play(ws, key1, key2, n, acts, depth)
+            n = _record_play(ws, key1, key2, n, acts, depth, False)
         if depth == 0:
             break
         depth -= 1
@@ -441,9 +447,10 @@ def generate(s, ws, need_mask):
     (``blots``) and an exact key of the position (the mover's 25 counts in 4-bit nibbles plus
     the points where it hit), all updated move by move (:func:`_step`). The sources of each die
     come from bit masks (the occupied points less those whose target the opponent blocks,
-    :func:`_movable`). Positions are told apart by their key in an open-addressing table. The
-    moves of the last die only compute the key they lead to: most of the search's nodes are
-    such last moves.
+    :func:`_movable`). The plays of two different dice are told apart by the key of their
+    position in an open-addressing table (equal dice never reach a position twice, see
+    :func:`_search_equal`). The moves of the last die only compute the key they lead to: most
+    of the search's nodes are such last moves.
 
     * Two different dice are searched in both orders, the higher die first
       (:func:`_search_two`). When the lower die went first, a second move of another checker
@@ -492,7 +499,8 @@ def generate(s, ws, need_mask):
         )
     else:
         n, maxdepth = _search_equal(s, ws, need_mask, hi, nd, key1, key2, occ, far, blots, blocked)
-    _forget_plays(s, ws[_W_TABLE:_W_SCRATCH], ws[_W_SLOTS:_W_TABLE], n, False)  # empty next time
+    if distinct:  # (equal dice leave the table empty, see _search_equal)
+        _forget_plays(s, ws[_W_TABLE:_W_SCRATCH], ws[_W_SLOTS:_W_TABLE], n, False)
 
     moves = ws[W_MOVES:_W_KEYS]
     if distinct and maxdepth == 1:
