@@ -103,7 +103,8 @@ W_MOVES = 0  # MAX_PLAYS x 4 checker-move actions per play (-1 padded)
 _W_KEYS = W_MOVES + 4 * MAX_PLAYS  # MAX_PLAYS x 2: the exact key of each play's position
 _W_SLOTS = _W_KEYS + 2 * MAX_PLAYS  # hash-table slot of each play
 _W_TABLE = _W_SLOTS + MAX_PLAYS  # open-addressing hash table of play indices (-1 = empty)
-_W_SCRATCH = _W_TABLE + TABLE_SIZE  # the search's per-depth variables
+_W_SCRATCH = _W_TABLE + TABLE_SIZE  # the search's per-depth variables, starting with
+_W_ACTS = _W_SCRATCH  # the moves of the play being searched, as actions (4)
 _W_STACK = _W_SCRATCH + 34  # _can_extend's (after the 34 of _search_equal)
 _SCRATCH_SIZE = 54
 WS_SIZE = _W_SCRATCH + _SCRATCH_SIZE
@@ -258,21 +259,24 @@ def _can_extend(key1, key2, occ, far, d, count, blocked, stack):
 
 
 @numba.njit(cache=True, nogil=True)
-def _forget_plays(s, table, slots, n, clear_mask):
+def _forget_plays(s, ws, n, clear_mask):
     """Empty the hash table of the ``n`` plays recorded (a longer play was found), and with
     ``clear_mask`` the checker moves of the mask."""
     for i in range(n):
-        table[slots[i]] = -1
+        ws[_W_TABLE + ws[_W_SLOTS + i]] = -1
     if clear_mask:
         for a in range(MASK, MASK + NUM_MOVE_ACTIONS):
             s[a] = 0
 
 
 @numba.njit(cache=True, nogil=True)
-def _record_play(ws, key1, key2, n, acts, count, dedup):
-    """Record the play of the ``count`` checker-move actions ``acts``, leading to the position
-    with key ``(key1, key2)``; with ``dedup``, unless a play leading there is recorded already
-    (the hash table). Returns the number of plays recorded."""
+def _record_play(ws, key1, key2, n, count, dedup):
+    """Record the play of the first ``count`` checker-move actions at ``_W_ACTS``, leading to
+    the position with key ``(key1, key2)``; with ``dedup``, unless a play leading there is
+    recorded already (the hash table). Returns the number of plays recorded.
+
+    The workspace is indexed directly, never sliced: each slice of an array costs numba two
+    atomic reference-count updates, which this hot path would pay per play."""
     if dedup:
         h = ((key1 * _HASH_MUL1) ^ (key2 * _HASH_MUL2)) >> 40
         h &= TABLE_SIZE - 1
@@ -288,7 +292,7 @@ def _record_play(ws, key1, key2, n, acts, count, dedup):
     if n >= MAX_PLAYS:  # pragma: no cover - above gnubg's bound of 3060
         raise RuntimeError("backgammon play generator: workspace overflow")
     for j in range(4):
-        ws[W_MOVES + 4 * n + j] = acts[j] if j < count else -1
+        ws[W_MOVES + 4 * n + j] = ws[_W_ACTS + j] if j < count else -1
     return n + 1
 
 
@@ -297,7 +301,7 @@ def _longer(s, ws, n, depth, need_mask):
     """A play of ``depth`` moves, longer than those recorded so far, was found: forget the
     ``n`` of them in the hash table (and with ``need_mask`` the mask bits); returns the new
     ``n, maxdepth``."""
-    _forget_plays(s, ws[_W_TABLE:_W_SCRATCH], ws[_W_SLOTS:_W_TABLE], n, need_mask)
+    _forget_plays(s, ws, n, need_mask)
     return 0, depth
 
 
@@ -306,7 +310,6 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
     """The plays of two different dice ``hi > lo`` (see :func:`generate`): both orders, the
     higher die first, each as two nested loops over the sources of :func:`_movable`. Returns
     ``n, maxdepth``."""
-    acts = ws[_W_SCRATCH : _W_SCRATCH + 2]
     n = 0
     maxdepth = -1
     for order in range(2):
@@ -317,7 +320,7 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
             low = cand & -cand
             cand ^= low
             x = _bit_index(low)
-            acts[0] = x * 6 + d1 - 1
+            ws[_W_ACTS] = x * 6 + d1 - 1
             key1b, key2b, occb, farb, blotsb = _step(key1, key2, occ, far, blots, x, d1)
             # Low die first: a move of another checker that neither enters nor bears off (nor
             # does the first move) gives a play the high-die-first search has already found
@@ -331,7 +334,7 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
                     continue
                 if maxdepth < 1:
                     n, maxdepth = _longer(s, ws, n, 1, need_mask)
-                n = _record_play(ws, key1b, key2b, n, acts, 1, True)
+                n = _record_play(ws, key1b, key2b, n, 1, True)
             while cand2:
                 low = cand2 & -cand2
                 cand2 ^= low
@@ -340,14 +343,14 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
                     continue
                 if maxdepth < 2:
                     n, maxdepth = _longer(s, ws, n, 2, need_mask)
-                acts[1] = y * 6 + d2 - 1
+                ws[_W_ACTS + 1] = y * 6 + d2 - 1
                 leaf1, leaf2, _, _, _ = _step(key1b, key2b, occb, farb, blotsb, y, d2)
-                n = _record_play(ws, leaf1, leaf2, n, acts, 2, True)
+                n = _record_play(ws, leaf1, leaf2, n, 2, True)
             if need_mask:  # the first move begins a longest play found so far: legal
-                s[MASK + acts[0]] = 1
+                s[MASK + ws[_W_ACTS]] = 1
     if maxdepth < 0:  # no move at all: the one play is the empty one
         maxdepth = 0
-        n = _record_play(ws, key1, key2, n, acts, 0, True)
+        n = _record_play(ws, key1, key2, n, 0, True)
     return n, maxdepth
 
 
@@ -362,7 +365,7 @@ def _search_equal(s, ws, need_mask, d, nd, key1, key2, occ, far, blots, blocked)
     sources ``x`` moved from ``m[x]`` times, gives those counts one by one from the bar down,
     and one non-increasing sequence of sources (with its hits) has each multiset."""
     sc = ws[_W_SCRATCH : _W_SCRATCH + _SCRATCH_SIZE]
-    acts = sc[0:4]  # the moves played, as actions
+    acts = sc[0:4]  # the moves played, as actions (_W_ACTS, which _record_play reads)
     lvl_cand = sc[4:9]  # sources still to try at each depth (bit mask over side indices)
     lvl_found = sc[9:14]  # some move was possible at this depth
     key1_saved = sc[14:18]  # the bit state before the move at each depth
@@ -392,7 +395,7 @@ def _search_equal(s, ws, need_mask, d, nd, key1, key2, occ, far, blots, blocked)
                 if need_mask:  # its first move begins a longest play: legal (see below)
                     s[MASK + acts[0]] = 1
                 leaf1, leaf2, _, _, _ = _step(key1, key2, occ, far, blots, x, d)
-                n = _record_play(ws, leaf1, leaf2, n, acts, nd, False)
+                n = _record_play(ws, leaf1, leaf2, n, nd, False)
         elif cand:
             low = cand & -cand
             lvl_cand[depth] = cand ^ low
@@ -417,7 +420,7 @@ def _search_equal(s, ws, need_mask, d, nd, key1, key2, occ, far, blots, blocked)
                 n, maxdepth = _longer(s, ws, 0, depth, need_mask)
             if need_mask and depth > 0:
                 s[MASK + acts[0]] = 1
-            n = _record_play(ws, key1, key2, n, acts, depth, False)
+            n = _record_play(ws, key1, key2, n, depth, False)
         if depth == 0:
             break
         depth -= 1
@@ -500,18 +503,17 @@ def generate(s, ws, need_mask):
     else:
         n, maxdepth = _search_equal(s, ws, need_mask, hi, nd, key1, key2, occ, far, blots, blocked)
     if distinct:  # (equal dice leave the table empty, see _search_equal)
-        _forget_plays(s, ws[_W_TABLE:_W_SCRATCH], ws[_W_SLOTS:_W_TABLE], n, False)
+        _forget_plays(s, ws, n, False)
 
-    moves = ws[W_MOVES:_W_KEYS]
     if distinct and maxdepth == 1:
         # Only one of the two dice can be played: the higher one if it can. The search tries
         # the higher die first, so a position reachable with either die has the higher one.
         m = 0
         for i in range(n):
-            if moves[4 * i] % 6 + 1 == hi:
+            if ws[W_MOVES + 4 * i] % 6 + 1 == hi:
                 if m != i:
                     for j in range(4):
-                        moves[4 * m + j] = moves[4 * i + j]
+                        ws[W_MOVES + 4 * m + j] = ws[W_MOVES + 4 * i + j]
                 m += 1
         if m > 0:
             n = m
