@@ -322,11 +322,6 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
             x = _bit_index(low)
             ws[_W_ACTS] = x * 6 + d1 - 1
             key1b, key2b, occb, farb, blotsb = _step(key1, key2, occ, far, blots, x, d1)
-            # Low die first: a move of another checker that neither enters nor bears off (nor
-            # does the first move) gives a play the high-die-first search has already found
-            # (same moves, other order): skip it, keeping the mask bit of the first move.
-            t0 = x - d1
-            skip_indep = order == 1 and x != BAR and t0 >= 0
             cand2 = _movable(occb, d2, farb, blocked)
             if cand2 == 0:
                 # The other die cannot follow: a one-move play, unless longer ones exist.
@@ -335,12 +330,17 @@ def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
                 if maxdepth < 1:
                     n, maxdepth = _longer(s, ws, n, 1, need_mask)
                 n = _record_play(ws, key1b, key2b, n, 1, True)
+            t0 = x - d1
+            if order == 1 and x != BAR and t0 >= 0:
+                # Low die first: a move of another checker that neither enters nor bears off
+                # (nor does the first move) gives a play the high-die-first search has already
+                # found (same moves, other order). Only the checker moved, an entering one or
+                # one bearing off is searched; the first move keeps its mask bit (below).
+                cand2 &= (np.int64(1) << t0) | _BAR_BIT | ((np.int64(1) << d2) - 1)
             while cand2:
                 low = cand2 & -cand2
                 cand2 ^= low
                 y = _bit_index(low)
-                if skip_indep and y != BAR and y != t0 and y - d2 >= 0:
-                    continue
                 if maxdepth < 2:
                     n, maxdepth = _longer(s, ws, n, 2, need_mask)
                 ws[_W_ACTS + 1] = y * 6 + d2 - 1
