@@ -103,8 +103,10 @@ W_MOVES = 0  # MAX_PLAYS x 4 checker-move actions per play (-1 padded)
 _W_KEYS = W_MOVES + 4 * MAX_PLAYS  # MAX_PLAYS x 2: the exact key of each play's position
 _W_SLOTS = _W_KEYS + 2 * MAX_PLAYS  # hash-table slot of each play
 _W_TABLE = _W_SLOTS + MAX_PLAYS  # open-addressing hash table of play indices (-1 = empty)
-_W_SCRATCH = _W_TABLE + TABLE_SIZE  # the search's per-depth variables
-_SCRATCH_SIZE = 72
+_W_SCRATCH = _W_TABLE + TABLE_SIZE  # the search's per-depth variables, starting with
+_W_ACTS = _W_SCRATCH  # the moves of the play being searched, as actions (4)
+_W_STACK = _W_SCRATCH + 34  # _can_extend's (after the 34 of _search_equal)
+_SCRATCH_SIZE = 54
 WS_SIZE = _W_SCRATCH + _SCRATCH_SIZE
 _HASH_MUL1 = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
 _HASH_MUL2 = -4658895280553007687  # 0xBF58476D1CE4E5B9 as int64
@@ -141,7 +143,8 @@ def status(s):
 def move_checker(s, me, op, src, d):
     """Move a checker of the side at ``me`` from side index ``src`` (24 = bar) by ``d`` pips:
     onto index ``src - d``, hitting a lone opposing checker there, or off the board. Returns
-    whether it hit. The one implementation of a checker move (legality is checked elsewhere)."""
+    whether it hit. The one implementation of a checker move on the board (legality is checked
+    elsewhere; the play generator's search moves on a bit state instead, :func:`_step`)."""
     s[me + src] -= 1
     t = src - d
     if t < 0:
@@ -154,44 +157,6 @@ def move_checker(s, me, op, src, d):
         s[op + BAR] += 1
         return True
     return False
-
-
-@numba.njit(cache=True, nogil=True)
-def unmove_checker(s, me, op, src, d, hit):
-    """Take back :func:`move_checker`."""
-    s[me + src] += 1
-    t = src - d
-    if t < 0:
-        s[me + OFF] -= 1
-        return
-    s[me + t] -= 1
-    if hit:
-        s[op + 23 - t] = 1
-        s[op + BAR] -= 1
-
-
-@numba.njit(cache=True, nogil=True)
-def can_move(s, me, op, src, d, far):
-    """Whether the side at ``me`` may move a checker from ``src`` by ``d``, ignoring the bar
-    rule (callers only offer the bar while checkers are on it). ``far`` is the side's highest
-    occupied index: bearing off needs every checker home (``far <= 5``), and a die higher than
-    needed bears off only from the highest point."""
-    if s[me + src] == 0:
-        return False
-    t = src - d
-    if t >= 0:
-        return s[op + 23 - t] < 2
-    return far <= 5 and (t == -1 or src == far)
-
-
-@numba.njit(cache=True, nogil=True)
-def highest_checker(s, base, start):
-    """Highest side index ``<= start`` (bar = 24) holding a checker of the side at ``base``;
-    -1 if none."""
-    for j in range(start, -1, -1):
-        if s[base + j] > 0:
-            return j
-    return -1
 
 
 _BAR_BIT = 1 << BAR
@@ -210,17 +175,13 @@ def _highest(occ):
 
 
 @numba.njit(cache=True, nogil=True)
-def _nibble(c):
-    """Where side index ``c`` counts in the two-part position key (part, shift)."""
-    return (0, 4 * c) if c < 15 else (1, 4 * (c - 15))
-
-
-@numba.njit(cache=True, nogil=True)
 def _movable(cand, d, far, blocked):
     """The sources in the bit mask ``cand`` (occupied side indices) from which a checker may
-    move by ``d``: :func:`can_move` for all of them at once, and the bar alone while it holds a
-    checker. ``blocked``: bit ``t`` set where the opponent holds the mover's side index ``t``
-    with two or more checkers (fixed for a whole turn: the mover only hits single checkers)."""
+    move by ``d``: onto a point the opponent does not block, or off the board once every
+    checker is home (``far``, the highest occupied index, at most 5; a die higher than needed
+    bears off only from the highest point); the bar alone while it holds a checker.
+    ``blocked``: bit ``t`` set where the opponent holds the mover's side index ``t`` with two
+    or more checkers (fixed for a whole turn: the mover only hits single checkers)."""
     if cand & _BAR_BIT:
         cand = _BAR_BIT
     ok = cand & ~(blocked << d) & ~((np.int64(1) << d) - 1)  # onto open points
@@ -232,110 +193,243 @@ def _movable(cand, d, far, blocked):
 
 
 @numba.njit(cache=True, nogil=True)
-def _can_extend(s, me, op, d, count, far, limit, sc):
-    """Whether ``count`` more moves of die ``d`` can be played (sources at most ``limit``,
-    non-increasing: enough for equal dice, see :func:`generate`). Depth-first, stops at the
-    first success; restores the board."""
-    src = sc[40:44]
-    hit = sc[44:48]
-    fars = sc[48:52]
-    nxt = sc[52:56]
-    depth = 0
-    nxt[0] = far if far < limit else limit
-    while True:
-        found = False
-        x = nxt[depth]
-        on_bar = s[me + BAR] > 0
-        while x >= 0:
-            if on_bar and x != BAR:
-                x = -1
-                break
-            ok = can_move(s, me, op, x, d, far)
-            x -= 1
-            if ok:
-                found = True
-                break
-        nxt[depth] = x
-        if found:
-            x += 1
-            src[depth] = x
-            fars[depth] = far
-            hit[depth] = move_checker(s, me, op, x, d)
-            if x == far and s[me + x] == 0:
-                far = highest_checker(s, me, x)
-            depth += 1
-            if depth == count:
-                success = True
-                break
-            nxt[depth] = far if far < x else x
-            continue
-        if depth == 0:
-            success = False
-            break
-        depth -= 1
-        unmove_checker(s, me, op, src[depth], d, hit[depth])
-        far = fars[depth]
-    # Take back whatever is still played.
-    while depth > 0:
-        depth -= 1
-        unmove_checker(s, me, op, src[depth], d, hit[depth])
-    return success
-
-
-@numba.njit(cache=True, nogil=True)
-def _key_after(s, op, key1, key2, x, d):
-    """The two-part position key (see :func:`generate`) after moving a checker from ``x`` by
-    ``d``, the board itself unchanged."""
-    part, shift = _nibble(x)
-    if part == 0:
-        key1 -= np.int64(1) << shift
+def _step(key1, key2, occ, far, blots, x, d):
+    """Move a checker of the mover from side index ``x`` by ``d`` on the search's bit state
+    (see :func:`generate`; the board itself is not touched): returns the new ``key1, key2,
+    occ, far, blots``. The counts in the key tell when ``x`` empties; landing on a blot
+    records the hit in the key and removes the blot."""
+    if x < 15:
+        gone = ((key1 >> (4 * x)) & 15) == 1
+        key1 -= np.int64(1) << (4 * x)
     else:
-        key2 -= np.int64(1) << shift
+        gone = ((key2 >> (4 * (x - 15))) & 15) == 1
+        key2 -= np.int64(1) << (4 * (x - 15))
+    if gone:
+        occ &= ~(np.int64(1) << x)
     t = x - d
     if t >= 0:
-        part, shift = _nibble(t)
-        if part == 0:
-            key1 += np.int64(1) << shift
+        bit = np.int64(1) << t
+        if t < 15:
+            key1 += np.int64(1) << (4 * t)
         else:
-            key2 += np.int64(1) << shift
-        if s[op + 23 - t] == 1:  # a hit
+            key2 += np.int64(1) << (4 * (t - 15))
+        occ |= bit
+        if blots & bit:
             key2 |= np.int64(1) << (_HIT_SHIFT + t)
-    return key1, key2
+            blots ^= bit
+    if x == far:
+        far = _highest(occ)
+    return key1, key2, occ, far, blots
 
 
 @numba.njit(cache=True, nogil=True)
-def _forget_plays(s, table, slots, n, clear_mask):
+def _can_extend(key1, key2, occ, far, d, count, blocked, stack):
+    """Whether ``count`` more moves of die ``d`` can be played from the bit state of
+    :func:`generate`, their sources non-increasing (enough for equal dice, see there). Depth
+    first on ``stack`` (20 cells), stops at the first success."""
+    cands = stack[0:4]  # sources still to try at each depth
+    key1_saved = stack[4:8]
+    key2_saved = stack[8:12]
+    occ_saved = stack[12:16]
+    far_saved = stack[16:20]
+    depth = 0
+    cands[0] = _movable(occ, d, far, blocked)
+    while True:
+        cand = cands[depth]
+        if cand == 0:
+            if depth == 0:
+                return False
+            depth -= 1
+            key1 = key1_saved[depth]
+            key2 = key2_saved[depth]
+            occ = occ_saved[depth]
+            far = far_saved[depth]
+            continue
+        if depth == count - 1:
+            return True
+        x = _highest(cand)
+        cands[depth] = cand ^ (np.int64(1) << x)
+        key1_saved[depth] = key1
+        key2_saved[depth] = key2
+        occ_saved[depth] = occ
+        far_saved[depth] = far
+        key1, key2, occ, far, _ = _step(key1, key2, occ, far, 0, x, d)
+        depth += 1
+        cands[depth] = _movable(occ & ((np.int64(2) << x) - 1), d, far, blocked)
+
+
+@numba.njit(cache=True, nogil=True)
+def _forget_plays(s, ws, n, clear_mask):
     """Empty the hash table of the ``n`` plays recorded (a longer play was found), and with
     ``clear_mask`` the checker moves of the mask."""
     for i in range(n):
-        table[slots[i]] = -1
+        ws[_W_TABLE + ws[_W_SLOTS + i]] = -1
     if clear_mask:
         for a in range(MASK, MASK + NUM_MOVE_ACTIONS):
             s[a] = 0
 
 
 @numba.njit(cache=True, nogil=True)
-def _record_play(ws, key1, key2, n, mv_src, mv_die, count):
-    """Record the play of the ``count`` moves ``mv_src``/``mv_die``, leading to the position
-    with key ``(key1, key2)``, unless a play leading there is recorded already; returns the
-    number of plays recorded."""
-    table = ws[_W_TABLE:]  # (one slice: fewer bounds to compute on this hot path)
-    h = ((key1 * _HASH_MUL1) ^ (key2 * _HASH_MUL2)) >> 40
-    h &= TABLE_SIZE - 1
-    while table[h] >= 0:
-        j = table[h]
-        if ws[_W_KEYS + 2 * j] == key1 and ws[_W_KEYS + 2 * j + 1] == key2:
-            return n
-        h = (h + 1) & (TABLE_SIZE - 1)
+def _record_play(ws, key1, key2, n, count, dedup):
+    """Record the play of the first ``count`` checker-move actions at ``_W_ACTS``, leading to
+    the position with key ``(key1, key2)``; with ``dedup``, unless a play leading there is
+    recorded already (the hash table). Returns the number of plays recorded.
+
+    The workspace is indexed directly, never sliced: each slice of an array costs numba two
+    atomic reference-count updates, which this hot path would pay per play."""
+    if dedup:
+        h = ((key1 * _HASH_MUL1) ^ (key2 * _HASH_MUL2)) >> 40
+        h &= TABLE_SIZE - 1
+        while ws[_W_TABLE + h] >= 0:
+            j = ws[_W_TABLE + h]
+            if ws[_W_KEYS + 2 * j] == key1 and ws[_W_KEYS + 2 * j + 1] == key2:
+                return n
+            h = (h + 1) & (TABLE_SIZE - 1)
+        ws[_W_TABLE + h] = n
+        ws[_W_SLOTS + n] = h
+        ws[_W_KEYS + 2 * n] = key1
+        ws[_W_KEYS + 2 * n + 1] = key2
     if n >= MAX_PLAYS:  # pragma: no cover - above gnubg's bound of 3060
         raise RuntimeError("backgammon play generator: workspace overflow")
-    table[h] = n
-    ws[_W_SLOTS + n] = h
-    ws[_W_KEYS + 2 * n] = key1
-    ws[_W_KEYS + 2 * n + 1] = key2
     for j in range(4):
-        ws[W_MOVES + 4 * n + j] = mv_src[j] * 6 + mv_die[j] - 1 if j < count else -1
+        ws[W_MOVES + 4 * n + j] = ws[_W_ACTS + j] if j < count else -1
     return n + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _longer(s, ws, n, depth, need_mask):
+    """A play of ``depth`` moves, longer than those recorded so far, was found: forget the
+    ``n`` of them in the hash table (and with ``need_mask`` the mask bits); returns the new
+    ``n, maxdepth``."""
+    _forget_plays(s, ws, n, need_mask)
+    return 0, depth
+
+
+@numba.njit(cache=True, nogil=True)
+def _search_two(s, ws, need_mask, hi, lo, key1, key2, occ, far, blots, blocked):
+    """The plays of two different dice ``hi > lo`` (see :func:`generate`): both orders, the
+    higher die first, each as two nested loops over the sources of :func:`_movable`. Returns
+    ``n, maxdepth``."""
+    n = 0
+    maxdepth = -1
+    for order in range(2):
+        d1 = hi if order == 0 else lo
+        d2 = hi + lo - d1
+        cand = _movable(occ, d1, far, blocked)
+        while cand:
+            low = cand & -cand
+            cand ^= low
+            x = _bit_index(low)
+            ws[_W_ACTS] = x * 6 + d1 - 1
+            key1b, key2b, occb, farb, blotsb = _step(key1, key2, occ, far, blots, x, d1)
+            cand2 = _movable(occb, d2, farb, blocked)
+            if cand2 == 0:
+                # The other die cannot follow: a one-move play, unless longer ones exist.
+                if maxdepth > 1:
+                    continue
+                if maxdepth < 1:
+                    n, maxdepth = _longer(s, ws, n, 1, need_mask)
+                n = _record_play(ws, key1b, key2b, n, 1, True)
+            t0 = x - d1
+            if order == 1 and x != BAR and t0 >= 0:
+                # Low die first: a move of another checker that neither enters nor bears off
+                # (nor does the first move) gives a play the high-die-first search has already
+                # found (same moves, other order). Only the checker moved, an entering one or
+                # one bearing off is searched; the first move keeps its mask bit (below).
+                cand2 &= (np.int64(1) << t0) | _BAR_BIT | ((np.int64(1) << d2) - 1)
+            while cand2:
+                low = cand2 & -cand2
+                cand2 ^= low
+                y = _bit_index(low)
+                if maxdepth < 2:
+                    n, maxdepth = _longer(s, ws, n, 2, need_mask)
+                ws[_W_ACTS + 1] = y * 6 + d2 - 1
+                leaf1, leaf2, _, _, _ = _step(key1b, key2b, occb, farb, blotsb, y, d2)
+                n = _record_play(ws, leaf1, leaf2, n, 2, True)
+            if need_mask:  # the first move begins a longest play found so far: legal
+                s[MASK + ws[_W_ACTS]] = 1
+    if maxdepth < 0:  # no move at all: the one play is the empty one
+        maxdepth = 0
+        n = _record_play(ws, key1, key2, n, 0, True)
+    return n, maxdepth
+
+
+@numba.njit(cache=True, nogil=True)
+def _search_equal(s, ws, need_mask, d, nd, key1, key2, occ, far, blots, blocked):
+    """The plays of ``nd`` equal dice ``d`` (a double, or the last die of a turn; see
+    :func:`generate`): depth first, the sources of each move at most the last one's, on an
+    explicit stack in the workspace. Returns ``n, maxdepth``.
+
+    No two plays found lead to the same position, so none needs the hash table: the change a
+    play makes to the mover's points 1..24 and bar, ``sum of m[x] * (e[x - d] - e[x])`` over the
+    sources ``x`` moved from ``m[x]`` times, gives those counts one by one from the bar down,
+    and one non-increasing sequence of sources (with its hits) has each multiset."""
+    sc = ws[_W_SCRATCH : _W_SCRATCH + _SCRATCH_SIZE]
+    acts = sc[0:4]  # the moves played, as actions (_W_ACTS, which _record_play reads)
+    lvl_cand = sc[4:9]  # sources still to try at each depth (bit mask over side indices)
+    lvl_found = sc[9:14]  # some move was possible at this depth
+    key1_saved = sc[14:18]  # the bit state before the move at each depth
+    key2_saved = sc[18:22]
+    occ_saved = sc[22:26]
+    far_saved = sc[26:30]
+    blots_saved = sc[30:34]
+    n = 0
+    maxdepth = -1
+    depth = 0
+    lvl_cand[0] = _movable(occ, d, far, blocked) if nd else 0
+    lvl_found[0] = 0
+    while True:
+        cand = lvl_cand[depth]
+        if depth == nd - 1 and cand:
+            # The last die: every move here ends a full-length play. Record the position it
+            # leads to from the key alone (most of the search's nodes are such moves).
+            lvl_found[depth] = 1
+            lvl_cand[depth] = 0
+            if nd > maxdepth:
+                n, maxdepth = _longer(s, ws, 0, nd, need_mask)  # (none in the table)
+            while cand:
+                low = cand & -cand
+                cand ^= low
+                x = _bit_index(low)
+                acts[depth] = x * 6 + d - 1
+                if need_mask:  # its first move begins a longest play: legal (see below)
+                    s[MASK + acts[0]] = 1
+                leaf1, leaf2, _, _, _ = _step(key1, key2, occ, far, blots, x, d)
+                n = _record_play(ws, leaf1, leaf2, n, nd, False)
+        elif cand:
+            low = cand & -cand
+            lvl_cand[depth] = cand ^ low
+            x = _bit_index(low)
+            acts[depth] = x * 6 + d - 1
+            key1_saved[depth] = key1
+            key2_saved[depth] = key2
+            occ_saved[depth] = occ
+            far_saved[depth] = far
+            blots_saved[depth] = blots
+            key1, key2, occ, far, blots = _step(key1, key2, occ, far, blots, x, d)
+            lvl_found[depth] = 1
+            depth += 1
+            # Sources in non-increasing order: at most this one (while checkers wait on the
+            # bar, this one was the bar).
+            lvl_cand[depth] = _movable(occ & ((np.int64(2) << x) - 1), d, far, blocked)
+            lvl_found[depth] = 0
+            continue
+        if lvl_found[depth] == 0 and depth >= maxdepth:
+            # No move at all from here: a play that cannot use every die.
+            if depth > maxdepth:
+                n, maxdepth = _longer(s, ws, 0, depth, need_mask)
+            if need_mask and depth > 0:
+                s[MASK + acts[0]] = 1
+            n = _record_play(ws, key1, key2, n, depth, False)
+        if depth == 0:
+            break
+        depth -= 1
+        key1 = key1_saved[depth]
+        key2 = key2_saved[depth]
+        occ = occ_saved[depth]
+        far = far_saved[depth]
+        blots = blots_saved[depth]
+    return n, maxdepth
 
 
 @numba.njit(cache=True, nogil=True)
@@ -349,48 +443,35 @@ def generate(s, ws, need_mask):
     :func:`play_moves`) and sets ``s[M_NPLAYS]`` and ``s[M_MAXDEPTH]`` (the number of dice a
     play uses; 0: the roll cannot be played, and the one play is the empty one). With
     ``need_mask`` the mask gets exactly the checker moves that begin some legal play (PASS
-    alone when the roll cannot be played). The board is used as scratch and restored.
+    alone when the roll cannot be played). The board is not changed.
 
-    Search: depth first over single checker moves, the sources of each die from bit masks (the
-    occupied points less those whose target the opponent blocks, :func:`_movable`). Positions
-    are told apart by an exact key (the mover's 25 counts in 4-bit nibbles plus the points
-    where it hit), updated move by move, in an open-addressing table. The moves of the last die
-    are not made: each one's key is computed from the key before it (:func:`_key_after`), and
-    most of the search's nodes are such last moves.
+    Search: depth first over single checker moves on a bit state, never on the board: the
+    mover's occupied side indices (``occ``) and highest one (``far``), the opponent's blots
+    (``blots``) and an exact key of the position (the mover's 25 counts in 4-bit nibbles plus
+    the points where it hit), all updated move by move (:func:`_step`). The sources of each die
+    come from bit masks (the occupied points less those whose target the opponent blocks,
+    :func:`_movable`). The plays of two different dice are told apart by the key of their
+    position in an open-addressing table (equal dice never reach a position twice, see
+    :func:`_search_equal`). The moves of the last die only compute the key they lead to: most
+    of the search's nodes are such last moves.
 
-    * Two different dice are searched in both orders, the higher die first. When the lower
-      die went first, a second move of another checker that neither enters nor bears off
-      (nor did the first) is not searched again: the same two moves in the other order are
-      legal and were found already; only its mask bit is kept.
-    * With equal dice the moves are generated in non-increasing order of their source: a legal
-      sequence of equal dice stays legal, with the same result, when sorted that way (checkers
-      only move forward, entering comes first, bearing off only gets easier), so no position
-      is lost. The first moves of the plays found are legal; each other legal single move is
-      then checked on its own: it is legal when ``maxdepth - 1`` more moves can follow it
-      (:func:`_can_extend`, stopping at the first way found).
+    * Two different dice are searched in both orders, the higher die first
+      (:func:`_search_two`). When the lower die went first, a second move of another checker
+      that neither enters nor bears off (nor did the first) is not searched again: the same
+      two moves in the other order are legal and were found already; only its mask bit is
+      kept.
+    * With equal dice (:func:`_search_equal`) the moves are generated in non-increasing order
+      of their source: a legal sequence of equal dice stays legal, with the same result, when
+      sorted that way (checkers only move forward, entering comes first, bearing off only gets
+      easier), so no position is lost. The first moves of the plays found are legal; each
+      other legal single move is then checked on its own: it is legal when ``maxdepth - 1``
+      more moves can follow it (:func:`_can_extend`, stopping at the first way found).
     """
     me = SIDE * s[M_TURN]
     op = SIDE - me
     nd = s[M_NDICE]
-    sc = ws[_W_SCRATCH : _W_SCRATCH + _SCRATCH_SIZE]
-    dv = sc[0:4]  # dice values, highest first
-    lvl_die = sc[4:9]  # index into dv of the die tried at each depth
-    lvl_cand = sc[9:14]  # sources still to try at each depth (bit mask over side indices)
-    lvl_found = sc[14:19]  # some move was possible at this depth
-    mv_src = sc[19:23]
-    mv_die = sc[23:27]
-    mv_idx = sc[27:31]
-    mv_hit = sc[31:35]
-    far_saved = sc[35:39]
-    occ_saved = sc[56:60]
-    key1_saved = sc[60:64]
-    key2_saved = sc[64:68]
-    moves = ws[W_MOVES:_W_KEYS]
-    slots = ws[_W_SLOTS:_W_TABLE]
-    table = ws[_W_TABLE:_W_SCRATCH]
-    for i in range(nd):
-        dv[i] = s[M_DICE + i]
-    distinct = nd == 2 and dv[0] != dv[1]
+    hi = s[M_DICE]
+    distinct = nd == 2 and hi != s[M_DICE + 1]
     if need_mask:
         for a in range(MASK, STATE_SIZE):
             s[a] = 0
@@ -399,6 +480,7 @@ def generate(s, ws, need_mask):
     key2 = np.int64(0)  # indices 15..24, then one bit per point hit
     occ = np.int64(0)  # bit c: the mover has a checker on side index c
     blocked = np.int64(0)  # bit t: the opponent holds the mover's side index t (see _movable)
+    blots = np.int64(0)  # bit t: a single opposing checker there
     for c in range(25):
         cnt = np.int64(s[me + c])
         if c < 15:
@@ -408,146 +490,35 @@ def generate(s, ws, need_mask):
         if cnt > 0:
             occ |= np.int64(1) << c
     for c in range(24):
-        if s[op + 23 - c] >= 2:
+        held = s[op + 23 - c]
+        if held >= 2:
             blocked |= np.int64(1) << c
-
-    n = 0
-    maxdepth = -1
-    used = 0
+        elif held == 1:
+            blots |= np.int64(1) << c
     far = _highest(occ)
-    depth = 0
-    lvl_die[0] = 0
-    lvl_cand[0] = _movable(occ, dv[0], far, blocked) if nd else 0
-    lvl_found[0] = 0
-
-    while True:
-        # Find the next legal move at this depth.
-        found = False
-        src = -1
-        d = 0
-        di = lvl_die[depth]
-        while di < nd:
-            d = dv[di]
-            cand = lvl_cand[depth]
-            # Low die played first, now the high die: a move of another checker that neither
-            # enters nor bears off (nor does the first move) gives a play the high-die-first
-            # search has already found (same moves, other order): skip it, keeping its mask bit.
-            skip_indep = distinct and depth == 1 and mv_idx[0] == 1
-            t0 = mv_src[0] - mv_die[0]
-            if skip_indep and (mv_src[0] == BAR or t0 < 0):
-                skip_indep = False
-            while cand:  # the sources that may move by d (see _movable)
-                low = cand & -cand
-                cand ^= low
-                x = _bit_index(low)
-                if skip_indep and x != BAR and x != t0 and x - d >= 0:
-                    lvl_found[1] = 1
-                    if need_mask:
-                        s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
-                    continue
-                if depth == nd - 1:
-                    # The last die: every move here ends a full-length play. Record the
-                    # position it leads to from the key alone, without making the move.
-                    lvl_found[depth] = 1
-                    if nd > maxdepth:
-                        _forget_plays(s, table, slots, n, need_mask)
-                        n = 0
-                        maxdepth = nd
-                    mv_src[depth] = x
-                    mv_die[depth] = d
-                    if need_mask:  # its first move begins a longest play: legal (see below)
-                        s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
-                    leaf1, leaf2 = _key_after(s, op, key1, key2, x, d)
-                    n = _record_play(ws, leaf1, leaf2, n, mv_src, mv_die, nd)
-                    continue
-                found = True
-                src = x
-                break
-            lvl_cand[depth] = cand
-            if found:
-                break
-            # Next die value at this depth (only two different dice give a second choice).
-            di += 1
-            if not distinct or (used >> di) & 1:
-                di = nd
-            lvl_die[depth] = di
-            if di < nd:
-                lvl_cand[depth] = _movable(occ, dv[di], far, blocked)
-        if found:
-            mv_src[depth] = src
-            mv_die[depth] = d
-            mv_idx[depth] = di
-            far_saved[depth] = far
-            occ_saved[depth] = occ
-            key1_saved[depth] = key1
-            key2_saved[depth] = key2
-            key1, key2 = _key_after(s, op, key1, key2, src, d)  # before the move: a hit?
-            mv_hit[depth] = move_checker(s, me, op, src, d)
-            if s[me + src] == 0:
-                occ &= ~(np.int64(1) << src)
-            if src >= d:
-                occ |= np.int64(1) << (src - d)
-            if src == far:
-                far = _highest(occ)
-            used |= 1 << di
-            lvl_found[depth] = 1
-            depth += 1  # below the last die (handled above): another die is left
-            if distinct:
-                nxt = 0
-                while (used >> nxt) & 1:
-                    nxt += 1
-                lvl_die[depth] = nxt
-                lvl_cand[depth] = _movable(occ, dv[nxt], far, blocked)
-            else:
-                # Equal dice: sources in non-increasing order (at most the last source; while
-                # checkers wait on the bar, the last source was the bar).
-                lvl_die[depth] = 0
-                lvl_cand[depth] = _movable(occ & ((np.int64(2) << src) - 1), d, far, blocked)
-            lvl_found[depth] = 0
-            continue
-
-        if lvl_found[depth] == 0 and depth >= maxdepth:
-            # No move at all from here: a play that cannot use every die (as in the last-die
-            # loop above, which is written out there because it is the hot path).
-            if depth > maxdepth:
-                _forget_plays(s, table, slots, n, need_mask)
-                n = 0
-                maxdepth = depth
-            if need_mask and depth > 0:
-                # Both orders of two different dice are searched, so the first moves of the
-                # longest plays are exactly the legal first moves (equal dice: some of them).
-                s[MASK + mv_src[0] * 6 + mv_die[0] - 1] = 1
-            n = _record_play(ws, key1, key2, n, mv_src, mv_die, depth)
-        if depth == 0:
-            break
-        depth -= 1
-        # Undo the move at `depth`.
-        x = mv_src[depth]
-        d = mv_die[depth]
-        unmove_checker(s, me, op, x, d, mv_hit[depth])
-        key1 = key1_saved[depth]
-        key2 = key2_saved[depth]
-        far = far_saved[depth]
-        occ = occ_saved[depth]
-        used &= ~(1 << mv_idx[depth])
-
-    _forget_plays(s, table, slots, n, False)  # the table starts empty next time
+    if distinct:
+        n, maxdepth = _search_two(
+            s, ws, need_mask, hi, s[M_DICE + 1], key1, key2, occ, far, blots, blocked
+        )
+    else:
+        n, maxdepth = _search_equal(s, ws, need_mask, hi, nd, key1, key2, occ, far, blots, blocked)
+    if distinct:  # (equal dice leave the table empty, see _search_equal)
+        _forget_plays(s, ws, n, False)
 
     if distinct and maxdepth == 1:
         # Only one of the two dice can be played: the higher one if it can. The search tries
         # the higher die first, so a position reachable with either die has the higher one.
-        high = dv[0]
         m = 0
         for i in range(n):
-            if moves[4 * i] % 6 + 1 == high:
+            if ws[W_MOVES + 4 * i] % 6 + 1 == hi:
                 if m != i:
                     for j in range(4):
-                        moves[4 * m + j] = moves[4 * i + j]
+                        ws[W_MOVES + 4 * m + j] = ws[W_MOVES + 4 * i + j]
                 m += 1
         if m > 0:
             n = m
             if need_mask:
-                low = dv[1]
+                low = s[M_DICE + 1]
                 for x in range(25):
                     s[MASK + x * 6 + low - 1] = 0
 
@@ -556,25 +527,19 @@ def generate(s, ws, need_mask):
             s[MASK + PASS] = 1
         elif not distinct:
             # Equal dice: a first move is legal when maxdepth - 1 more moves can follow it.
-            d = dv[0]
-            far = highest_checker(s, me, BAR)
-            x = far
-            while x >= 0:
-                if s[me + BAR] > 0 and x != BAR:
-                    break
-                # (a first move of a play the search recorded is marked already)
-                if s[MASK + x * 6 + d - 1] == 0 and can_move(s, me, op, x, d, far):
-                    ok = maxdepth == 1
-                    if not ok:
-                        hit = move_checker(s, me, op, x, d)
-                        far2 = far
-                        if x == far and s[me + x] == 0:
-                            far2 = highest_checker(s, me, x)
-                        ok = _can_extend(s, me, op, d, maxdepth - 1, far2, BAR, sc)
-                        unmove_checker(s, me, op, x, d, hit)
-                    if ok:
-                        s[MASK + x * 6 + d - 1] = 1
-                x -= 1
+            stack = ws[_W_STACK : _W_STACK + 20]
+            cand = _movable(occ, hi, far, blocked)
+            while cand:
+                low = cand & -cand
+                cand ^= low
+                x = _bit_index(low)
+                a = MASK + x * 6 + hi - 1
+                if s[a] == 0:  # (the first moves of the plays found are marked already)
+                    key1b, key2b, occb, farb, _ = _step(key1, key2, occ, far, 0, x, hi)
+                    if maxdepth == 1 or _can_extend(
+                        key1b, key2b, occb, farb, hi, maxdepth - 1, blocked, stack
+                    ):
+                        s[a] = 1
 
     s[M_NPLAYS] = n
     s[M_MAXDEPTH] = maxdepth
@@ -790,10 +755,13 @@ def act(s, action, ws):
     return status(s)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def play(s, index, ws):
     """Play the legal play ``index`` of the last :func:`generate` for this position (the
-    caller guarantees that the workspace holds them) and end the turn."""
+    caller guarantees that the workspace holds them) and end the turn.
+
+    Inlined into compiled callers (numba's IR): random rollouts call it once per decision, and
+    a call of its own costs four atomic reference-count updates of ``s`` and ``ws``."""
     apply_play_moves(s, ws, index)
     s[M_NDICE] = 0
     if not finish_if_won(s):
