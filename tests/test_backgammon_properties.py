@@ -261,8 +261,8 @@ def test_batch_masks_after_whole_play_steps_equal_the_single_game_masks():
 def test_batch_play_random_ends_every_game_and_does_not_depend_on_threads():
     one = BackgammonBatch(GAME, 30, seed=6, threads=1)
     two = BackgammonBatch(GAME, 30, seed=6, threads=2)
-    one.play_random(chunk=16)
-    two.play_random(chunk=16)
+    one.play_random()
+    two.play_random()
     assert one.terminal.all() and np.array_equal(one.states, two.states)
     for g in range(30):
         assert one.state(g).is_terminal()
