@@ -122,11 +122,18 @@ def test_batch_equals_single_engine_and_env_observations(game: str, options: dic
 
 
 @pytest.mark.parametrize("game", sorted(BATCHES))
-def test_a_bad_number_of_games_is_named_alike_by_every_batch(game: str) -> None:
+def test_a_bad_number_of_games_or_seed_is_named_alike_by_every_batch(game: str) -> None:
     # (Kalaha and Hus took 2.0, and gave numpy's words for True)
     for bad, error in ((True, TypeError), (2.0, TypeError), ("4", TypeError), (0, ValueError)):
         with pytest.raises(error, match="num_games must be"):
             make_batch(game, bad, seed=0)
+    # a bad seed too (Kalaha and Hus, without chance, took "x" and -1; the others gave
+    # numpy's words, and took True)
+    for bad, error in (("x", TypeError), (1.5, TypeError), (True, TypeError), (-1, ValueError)):
+        with pytest.raises(error, match="seed must be"):
+            make_batch(game, 4, seed=bad)
+        with pytest.raises(error, match="seed must be"):
+            make_batch(game, 4, seed=0).reset(seed=bad)
 
 
 @pytest.mark.parametrize(("game", "options"), CASES, ids=IDS)

@@ -178,10 +178,21 @@ BatchSeed = int | np.random.Generator | None
 
 
 def check_int_seed(seed: object) -> int:
-    """``seed`` if it is an integer seed (not a bool), else a TypeError naming what reset takes."""
+    """``seed`` if it is an integer seed (not a bool) of at least 0, else a TypeError (or a
+    ValueError) naming what reset takes."""
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise TypeError(f"seed must be an int, a numpy Generator or None, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be at least 0, got {seed}")
     return int(seed)
+
+
+def check_batch_seed(seed: object) -> None:
+    """A batch's seed: None, a numpy Generator or an int of at least 0, one check for every
+    batch (games without chance, where it is unused, included: "x" or 1.5 is a mistake there
+    too; numpy's own words named it only where it was used)."""
+    if seed is not None and not isinstance(seed, np.random.Generator):
+        check_int_seed(seed)
 
 
 def save_arrays(owner: object, names: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -452,7 +463,8 @@ class ArrayStateBatch:
     ) -> None:
         """Put ``games`` (default: all; an index or boolean array) back to the start position,
         ``first_player`` to move (seat 0 unless told; or one seat per game). There is no chance:
-        ``seed`` is unused."""
+        ``seed`` is unused (but checked)."""
+        check_batch_seed(seed)
         which = games_flags(games, self.num_games)
         first = np.broadcast_to(np.asarray(first_player, dtype=np.int64), (self.num_games,))
         if not np.isin(first, (0, 1)).all():

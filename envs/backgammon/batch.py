@@ -30,6 +30,7 @@ from spieltisch.envs._common.batch import (
     BatchSeed,
     BlockThreads,
     check_batch_actions,
+    check_batch_seed,
     check_int_seed,
     check_num_games,
     games_flags,
@@ -227,6 +228,7 @@ class BackgammonBatch:
         self.num_games = int(num_games)
         self.num_actions = game.num_actions
         self.observation_shape = (k.OBS_SIZE_CUBE if game.cube else k.OBS_SIZE,)
+        check_batch_seed(seed)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.states = np.zeros((self.num_games, k.STATE_SIZE), dtype=np.int32)
         self._mask = np.zeros((self.num_games, game.num_actions), dtype=np.int8)

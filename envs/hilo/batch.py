@@ -17,6 +17,7 @@ import numpy as np
 from spieltisch.envs._common.batch import (
     BatchSeed,
     check_batch_actions,
+    check_batch_seed,
     check_int_seed,
     check_num_games,
     games_flags,
@@ -104,6 +105,7 @@ class HiLoBatch:
         self.num_players = game.num_players
         self.num_actions = game.num_actions
         self.observation_shape = (game.observation_size,)
+        check_batch_seed(seed)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.states = np.zeros((num_games, game.state_size), dtype=STATE_DTYPE)
         self.rngs = np.zeros((num_games, 1), dtype=np.uint64)

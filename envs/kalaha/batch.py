@@ -16,6 +16,7 @@ import numpy as np
 from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
+    check_batch_seed,
     check_num_games,
     next_uniform,
     pick_from_bits,
@@ -139,6 +140,7 @@ class KalahaBatch(ArrayStateBatch):
         :meth:`KalahaGame.from_options`); Kalaha has no chance, so ``seed`` changes nothing. The
         env's ``reward`` option is accepted and left to the env: :meth:`returns` is the win
         value."""
+        check_batch_seed(seed)
         return cls(KalahaGame.from_options(options), num_games)
 
     def _restart_args(self, which: np.ndarray, first: np.ndarray) -> Any:
