@@ -356,6 +356,19 @@ def test_a_game_the_server_no_longer_has_ends_on_the_page(page, server):
     assert page.locator("#resign").is_hidden()
 
 
+def test_a_game_moved_on_elsewhere_is_shown_as_it_stands(page, server):
+    # another tab (or the API) resigned the game: the page's agent turn got a 409, shown as an
+    # error and the page stayed on "thinking"
+    v = new_game(page, "kalaha", ["human", "random"], {"pits": 4, "seeds": 3}, seed=3)
+    page.select_option("#speed", "2000")  # the agent's turn waits 2 s
+    page.click(f'#kalaha-board .pit.legal[data-pit="{v["legal"][0]["action"]}"]')
+    page.wait_for_function("!window.spieltisch.view.human_to_move")
+    r = page.request.post(server.url + f"api/sessions/{v['id']}/resign", data={"seat": 0})
+    assert r.ok
+    page.wait_for_function("document.body.dataset.status === 'resigned'")
+    assert page.locator("#message.error").count() == 0
+
+
 def test_backgammon_bears_off_only_to_the_movers_tray(page, server):
     # seat 0 bearing off with 5-2: point 4, then seat 1's tray played 4/off too
     bearing_off = "TqBQ4B3/CAAAAA 0 52"

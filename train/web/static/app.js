@@ -542,8 +542,16 @@ async function agentTurn() {
     const next = await gameRequest("POST", "agent");
     if (gen === state.gen) setView(next);
   } catch (err) {
-    // a 409 for a game that ended meanwhile (a resign queued before it) is no error
-    if (gen === state.gen && !(err.status === 409 && (state.resigning || state.view.status !== "playing"))) {
+    if (gen === state.gen && err.status === 409) {
+      // the game moved on without this page's knowing (a resign queued before this turn,
+      // another tab on the same game): no error, show where it stands
+      try {
+        const now = await gameRequest("GET", "");
+        if (gen === state.gen) setView(now);
+      } catch {
+        // (the next request says what is wrong)
+      }
+    } else if (gen === state.gen) {
       state.playing = false;
       showError(`Agent turn: ${err.message}`);
       renderAll();
