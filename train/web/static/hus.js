@@ -65,6 +65,8 @@ export function render(host, view, ctx) {
         "data-count": count,
         "data-action": move ? move.action : null,
         tabindex: move ? 0 : null,
+        role: move ? "button" : null,
+        "aria-label": move ? `play pit ${label}, ${count} stone${count === 1 ? "" : "s"}` : null,
       });
       g.append(el("title", {}, `seat ${seat}, pit ${label}: ${count} stone${count === 1 ? "" : "s"}`));
       g.append(el("circle", { cx, cy, r: R, class: "hole" }));

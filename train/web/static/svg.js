@@ -28,7 +28,10 @@ export function svgRoot(width, height, attrs = {}) {
     viewBox: `0 0 ${width} ${height}`,
     width: "100%",
     preserveAspectRatio: "xMidYMid meet",
-    role: "img",
+    // a group, not an image: a screen reader then reaches the pits and points that play
+    // (role "button", each with its label) instead of reading the board as one picture
+    role: "group",
+    "aria-label": "the board",
     ...attrs,
   });
 }
