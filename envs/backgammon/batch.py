@@ -225,7 +225,7 @@ class BackgammonBatch:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.game = game
         self.reward = reward
-        self.num_games = int(num_games)
+        self.num_games = num_games
         self.num_actions = game.num_actions
         self.observation_shape = (k.OBS_SIZE_CUBE if game.cube else k.OBS_SIZE,)
         check_batch_seed(seed)

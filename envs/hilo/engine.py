@@ -76,7 +76,7 @@ def _kernels() -> dict[str, Callable]:
     return {"deal": deal, "step": step, "status": status, "observe": observe, "mask": mask}
 
 
-def _new_rng(seed: Seed) -> np.ndarray:
+def new_rng(seed: Seed) -> np.ndarray:
     """A state's own generator (splitmix64 state), seeded from ``seed``."""
     gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     return np.array([gen.integers(0, 2**63, dtype=np.int64)], dtype=np.uint64)
@@ -145,7 +145,7 @@ class HiLoGame:
         draws fresh entropy).
         """
         s = np.empty(self.state_size, dtype=STATE_DTYPE)
-        rng = _new_rng(seed)
+        rng = new_rng(seed)
         packed = self._k["deal"](s, rng, self.deck.cards, self.num_players, self.final_round)
         return HiLoState(self, s, rng, packed)
 
@@ -487,9 +487,9 @@ class HiLoState(EngineState):
         gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         c = self.clone()
         hidden = self.held_from == "draw" and player != self.current_player
-        tmp = _new_rng(gen)
+        tmp = new_rng(gen)
         R.resample_hidden(c.s, tmp, self.game.deck.cards, hidden)
-        c.rng = _new_rng(gen)
+        c.rng = new_rng(gen)
         c._packed = int(self.game._k["status"](c.s, self.game.deck.cards))
         return c
 

@@ -96,8 +96,8 @@ from spieltisch.envs.hilo.engine import (
     REWARD_MODES,
     HiLoGame,
     HiLoState,
-    _new_rng,
     coins_rewards,
+    new_rng,
 )
 from spieltisch.envs.hilo.notation import render_text
 
@@ -152,7 +152,7 @@ class raw_env(TurnBasedEnv):
         # Without rng= the text's generator is 0, so every reset of it reshuffled alike,
         # whatever the reset's seed: the seed (or the env's generator) decides instead.
         if not re.search(r"(^|\s)rng=", text):
-            state.rng[:] = _new_rng(self._rng)
+            state.rng[:] = new_rng(self._rng)
 
     def _observation(self, seat: int) -> np.ndarray:
         # Same kernel as HiLoState.observation, without re-checking the seat on the hot path.

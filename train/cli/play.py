@@ -78,11 +78,11 @@ def run(args: argparse.Namespace) -> int:
         # one person at the table sees what their seat knows (hidden information), unless the
         # options say otherwise
         view = human_view_options(args.game, humans[0]) if len(humans) == 1 else {}
-        # a person at a hidden-card game must not know the seed while playing: it gives the deal
-        secret_seed = args.seed is None and bool(humans) and bool(human_view_options(args.game, 0))
-        base_seed = secrets.randbelow(2**62) if secret_seed else args.seed or 0
         env_options = {**view, **options}
         env = make(args.game, render_mode=None if args.quiet else "ansi", **env_options)
+        # a person at a hidden-card game must not know the seed while playing: it gives the deal
+        secret_seed = args.seed is None and bool(humans) and not env.unwrapped.perfect_information
+        base_seed = secrets.randbelow(2**62) if secret_seed else args.seed or 0
     except (ValueError, TypeError) as err:
         print(f"spieltisch play: {err}", file=sys.stderr)
         return 2
