@@ -221,6 +221,24 @@ def test_ply2_run_fits_the_2ply_targets_and_resumes_exactly(tmp_path, params) ->
     assert not data["data.se"][:15].any()  # exact: no sampling error
 
 
+def test_a_teacher_gives_its_own_2ply_outputs_as_targets(tmp_path) -> None:
+    # distillation: the student (td_features, with a race net) learns the 2-ply outputs of a
+    # fixed net of another architecture, which stays fixed while the student changes
+    teacher = make_agent(NET, "backgammon").params
+    cfg = tiny(
+        tmp_path, "taught", "target=ply2", f"teacher={NET}",
+        "init_from=pretrained:backgammon:algo=td_features",
+    )  # fmt: skip
+    train(cfg, log=quiet)
+    ckpt = load_checkpoint(latest_checkpoint(tmp_path / "taught"))
+    data = {n: t.numpy() for n, t in ckpt.tensors.items() if n.startswith("data.")}
+    boards, movers = data["data.boards"], data["data.movers"]
+    assert len(boards) == 60
+    assert np.allclose(data["data.targets"], tv.outputs_2ply(teacher, boards, movers))
+    student = make_agent("pretrained:backgammon:algo=td_features", "backgammon").params
+    assert not np.allclose(data["data.targets"], tv.outputs_2ply(student, boards, movers))
+
+
 def test_shipped_config_is_valid() -> None:
     cfg = load_config(ROOT / "configs" / "backgammon_rollout.yaml")
     assert isinstance(cfg, RolloutConfig) and cfg.rollout_games % 72 == 0
@@ -240,11 +258,13 @@ def test_shipped_config_is_valid() -> None:
         ),
         ("game_options={cube: true}", "'game_options' must be empty"),
         ("eval_opponent=nobody", "unknown agent 'nobody'"),
+        (f"teacher={NET}", "'teacher' needs target: ply2"),
+        (("target=ply2", "teacher=pretrained:hus"), "'teacher' must be pretrained:backgammon"),
     ],
 )
 def test_bad_config_values_are_refused(tmp_path, override, words) -> None:
     with pytest.raises(ConfigError, match=words):
-        tiny(tmp_path, "bad", override)
+        tiny(tmp_path, "bad", *((override,) if isinstance(override, str) else override))
 
 
 def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path) -> None:

@@ -421,6 +421,10 @@ class RolloutConfig(RunConfig):
     """what each afterstate is fit to: 'rollout' (rollout_games games with the net, truncate);
     'ply2' (no sampling: over the opponent's 21 rolls, the net's outputs of its 1-ply best
     reply, the value a 2-ply search gives the afterstate; rollout_games and truncate unused)"""
+    teacher: str | None = None
+    """with target 'ply2': a fixed TD value net (as init_from) whose 2-ply values are the
+    targets instead of the trained net's own, e.g. pretrained:backgammon:algo=td_long into a
+    larger net (distillation of its lookahead); None: the trained net itself"""
     rollout_games: int = 72
     """games per rolled-out position (a multiple of 72: 36 stratified first rolls x duplicate
     dice pairs, agents/backgammon/rollout.py)"""
@@ -646,6 +650,13 @@ def _check_rollout_ranges(cfg: RolloutConfig, source: str) -> None:
         if getattr(cfg, key) <= 0:
             raise ConfigError(f"{source}: key {key!r} must be positive, got {getattr(cfg, key)}")
     _check_td_net_name("init_from", cfg.init_from, source)
+    if cfg.teacher is not None:
+        if cfg.target != "ply2":
+            raise ConfigError(
+                f"{source}: key 'teacher' needs target: ply2 (its 2-ply values are the targets), "
+                f"got target {cfg.target!r}"
+            )
+        _check_td_net_name("teacher", cfg.teacher, source)
     _check_agent(cfg, "eval_opponent", cfg.eval_opponent, source, prefixed=True)
 
 

@@ -197,6 +197,8 @@ class RolloutTrainer(IterationTrainer):
     def __init__(self, cfg: RolloutConfig) -> None:
         self.cfg = cfg
         arch, params, games = tv.load_td_net(cfg.init_from)
+        #: the fixed net whose 2-ply values are the targets (None: the trained net's own)
+        self.teacher = tv.load_td_net(cfg.teacher)[1] if cfg.teacher is not None else None
         self.state = RolloutState(
             params, np.random.default_rng(cfg.seed), RolloutData(cfg.replay_size), arch,
             earlier_games=games,
@@ -226,7 +228,8 @@ class RolloutTrainer(IterationTrainer):
         boards = np.stack([p.s[: k.BOARD_SIZE] for p in positions]).astype(np.int32)
         movers = np.array([1 - p.turn for p in positions], dtype=np.int64)
         if cfg.target == "ply2":  # exact over the dice: no sampling error
-            targets, se = tv.outputs_2ply(state.params, boards, movers), np.zeros(n)
+            judge = state.params if self.teacher is None else self.teacher
+            targets, se = tv.outputs_2ply(judge, boards, movers), np.zeros(n)
         else:
             seeds = state.rng.integers(0, 2**62, size=n)
             on_roll, se = rollout_positions(
