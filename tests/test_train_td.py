@@ -182,9 +182,13 @@ def test_flip_and_results() -> None:
 # --- runs, checkpoints, resume -----------------------------------------------------------
 def test_tiny_run_end_to_end_writes_a_loadable_agent(tmp_path: Path) -> None:
     cfg = tiny(tmp_path, tensorboard=True, final_eval_games=4, eval_interval=20, eval_games=2)
-    result = td.train(cfg, log=quiet)
+    lines: list[str] = []
+    result = td.train(cfg, log=lines.append)
     run = Path(cfg.run_dir)
     assert result["games"] == 60
+    # 2 games are one seed (one paired observation): no interval is claimed for them
+    periodic = [line for line in lines if " ppg" in line and "over 2 games" in line]
+    assert periodic and all("ppg (no interval from 1 seed) over 2 games" in x for x in periodic)
     assert json.loads((run / "config.resolved.json").read_text())["algorithm"] == "td"
     final_eval = json.loads((run / "final_eval.json").read_text())
     assert final_eval["games"] == 4 and final_eval["opponent"] == "pubeval"

@@ -74,7 +74,7 @@ from spieltisch.train.run_files import (
     restore_optimizer,
 )
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
-from spieltisch.train.td import arena_eval, td_net_meta
+from spieltisch.train.td import arena_eval, ppg_interval, td_net_meta
 
 #: the five value targets of a decision: the outcome for its mover
 NUM_TARGETS = tv.NUM_OUTPUTS
@@ -563,8 +563,7 @@ class BackgammonAlphaZeroTrainer(IterationTrainer):
                 metrics[f"eval/{key}_vs_{name}"] = ev[key]
         metrics["eval/mean_ppg"] = float(np.mean([ev["ppg"] for ev in evals.values()]))
         line = f"{self.position()}: " + ", ".join(
-            f"vs {name} {ev['ppg']:+.3f} ppg [{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}]"
-            for name, ev in evals.items()
+            f"vs {name} {ev['ppg']:+.3f} ppg{ppg_interval(ev)}" for name, ev in evals.items()
         )
         return Evaluation(metrics, score=metrics["eval/mean_ppg"], line=line)
 
@@ -609,7 +608,7 @@ class BackgammonAlphaZeroTrainer(IterationTrainer):
                 ev = rec[f"vs_{name}"]
                 lines.append(
                     f"  {label:<6} position {rec['global_step']:>10,}  vs {name:<22} "
-                    f"{ev['ppg']:+.3f} ppg [{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}], "
+                    f"{ev['ppg']:+.3f} ppg{ppg_interval(ev)}, "
                     f"{ev['win_rate']:.1%} won"
                 )
         return lines

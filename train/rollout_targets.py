@@ -45,7 +45,7 @@ from spieltisch.envs.backgammon import rules as k
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, RolloutConfig
 from spieltisch.train.run_files import load_training_checkpoint
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
-from spieltisch.train.td import arena_eval, checkpoint_evaluation, td_net_meta
+from spieltisch.train.td import arena_eval, checkpoint_evaluation, ppg_interval, td_net_meta
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
@@ -300,8 +300,8 @@ class RolloutTrainer(IterationTrainer):
             if ev:
                 lines.append(
                     f"{name.capitalize()} net: {ev['games']:,} games against {ev['opponent']} "
-                    f"(seats swapped, paired dice): {ev['ppg']:+.3f} points per game, 95% "
-                    f"interval [{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}]; "
+                    f"(seats swapped, paired dice): {ev['ppg']:+.3f} points per game"
+                    f"{ppg_interval(ev, ', 95% interval ')}; "
                     f"{ev['win_rate']:.1%} won"
                 )
         return lines or ["No final evaluation (final_eval_games: 0)."]

@@ -385,6 +385,15 @@ def restore_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
 # ----------------------------------------------------------------------------------------------
 # Evaluation (the arena)
 # ----------------------------------------------------------------------------------------------
+def ppg_interval(ev: dict[str, Any], label: str = " ") -> str:
+    """The 95% interval of an :func:`arena_eval` result's points per game as text after the
+    number: ``label`` and ``[low, high]``; from one seed (2 games, the seats swapped) there is
+    no interval (one paired observation: the bounds are the mean itself), and it says so."""
+    if ev["games"] < 4:
+        return " (no interval from 1 seed)"
+    return f"{label}[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}]"
+
+
 def arena_eval(
     checkpoint: Path, opponent: str, games: int, seed: int, workers: int = 1, params: str = ""
 ) -> dict[str, Any]:
@@ -434,8 +443,8 @@ def checkpoint_evaluation(
     state.evals.append(ev)
     metrics = {f"eval/{key}": ev[key] for key in ("ppg", "ppg_low", "ppg_high", "win_rate")}
     line = (
-        f"{where}: vs {cfg.eval_opponent} {ev['ppg']:+.3f} ppg "
-        f"[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}] over {ev['games']} games"
+        f"{where}: vs {cfg.eval_opponent} {ev['ppg']:+.3f} ppg{ppg_interval(ev)} over "
+        f"{ev['games']} games"
     )
     return Evaluation(metrics, score=ev["ppg"], line=line)
 
@@ -573,8 +582,8 @@ class TDTrainer(StateTrainer):
             return ["No final evaluation (final_eval_games: 0)."]
         return [
             f"Final evaluation: {report['games']:,} games against {report['opponent']} (seats "
-            f"swapped, paired dice): {report['ppg']:+.3f} points per game, 95% interval "
-            f"[{report['ppg_low']:+.3f}, {report['ppg_high']:+.3f}]; "
+            f"swapped, paired dice): {report['ppg']:+.3f} points per game"
+            f"{ppg_interval(report, ', 95% interval ')}; "
             f"{report['win_rate']:.1%} of the games won"
         ]
 
