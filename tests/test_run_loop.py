@@ -4,6 +4,7 @@ a new trainer implements, checkpoint and evaluation cadence, keep-best, exact re
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -404,3 +405,19 @@ def test_curves_are_drawn_from_the_logs_and_named_in_the_summary(tmp_path: Path)
     assert [line for line in lines if "could not draw" in line] == [
         f"warning: could not draw {tmp_path / 'again' / 'curves.png'}: disk full"
     ]
+
+
+def test_curves_of_a_run_whose_points_were_all_purged_draw_nothing(tmp_path) -> None:
+    # a run killed before its first checkpoint, resumed: its writer purges every point
+    from spieltisch.train.curves import plot_runs, read_scalars
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path / "tb"))
+    writer.add_scalar("loss/value", 1.0, 5)
+    writer.add_scalar("eval/ppg", 0.3, 5)
+    writer.close()
+    time.sleep(1.1)  # a new event file (they are named by the second)
+    SummaryWriter(str(tmp_path / "tb"), purge_step=0).close()
+    assert read_scalars(tmp_path / "tb") == {}
+    assert plot_runs([tmp_path], "steps", tmp_path / "curves.png") is None
+    assert not (tmp_path / "curves.png").exists()

@@ -28,7 +28,8 @@ YLABELS = {"score": "score (wins + draws / 2)", "ppg": "points per game"}
 
 def read_scalars(tb_dir: Path) -> dict[str, tuple[list[int], list[float]]]:
     """Every scalar curve of a TensorBoard log directory: ``{tag: (steps, values)}`` (the last
-    value of a step that was logged twice, e.g. across a resumed run's purge)."""
+    value of a step that was logged twice, e.g. across a resumed run's purge); a tag whose
+    points were all purged is left out."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     events = EventAccumulator(str(tb_dir), size_guidance={"scalars": 0})
@@ -44,6 +45,8 @@ def read_scalars(tb_dir: Path) -> dict[str, tuple[list[int], list[float]]]:
     curves = {}
     for tag in events.Tags()["scalars"]:
         by_step = {e.step: e.value for e in events.Scalars(tag)}
+        if not by_step:  # every point purged (a run killed before its first checkpoint)
+            continue
         steps = sorted(by_step)
         curves[tag] = (steps, [by_step[s] for s in steps])
     return curves
