@@ -47,6 +47,7 @@ from typing import Any
 import numba
 import numpy as np
 from spieltisch.agents.arena.provenance import git_revision
+from spieltisch.agents.arena.report import interval_text
 from spieltisch.agents.backgammon import td_value as tv
 from spieltisch.agents.neural.checkpoint import CheckpointError, save_checkpoint
 from spieltisch.envs.backgammon import rules as k
@@ -387,11 +388,9 @@ def restore_trainer(path: Path, cfg: TDConfig, state: TDState) -> None:
 # ----------------------------------------------------------------------------------------------
 def ppg_interval(ev: dict[str, Any], label: str = " ") -> str:
     """The 95% interval of an :func:`arena_eval` result's points per game as text after the
-    number: ``label`` and ``[low, high]``; from one seed (2 games, the seats swapped) there is
-    no interval (one paired observation: the bounds are the mean itself), and it says so."""
-    if ev["games"] < 4:
-        return " (no interval from 1 seed)"
-    return f"{label}[{ev['ppg_low']:+.3f}, {ev['ppg_high']:+.3f}]"
+    number, as the arena's report writes it (:func:`~spieltisch.agents.arena.report.
+    interval_text`: none from one seed, its 2 games with the seats swapped)."""
+    return interval_text(ev["ppg_low"], ev["ppg_high"], ev["games"] // 2, label)
 
 
 def arena_eval(

@@ -15,12 +15,18 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def _reward(mean: float, low: float, high: float, seeds: int) -> str:
-    """A mean reward with its interval; one seed is one paired observation, which gives no
-    interval (the numbers in the report are then the mean three times)."""
+def interval_text(low: float, high: float, seeds: int, label: str = " ") -> str:
+    """A mean reward's interval as text after the number: ``label`` and ``[low, high]``; one
+    seed is one paired observation, which gives no interval (its bounds are then the mean
+    itself), and the text says so."""
     if seeds < 2:
-        return f"{mean:+.3f} (no interval from 1 seed)"
-    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+        return " (no interval from 1 seed)"
+    return f"{label}[{low:+.3f}, {high:+.3f}]"
+
+
+def _reward(mean: float, low: float, high: float, seeds: int) -> str:
+    """A mean reward with its interval (:func:`interval_text`)."""
+    return f"{mean:+.3f}{interval_text(low, high, seeds)}"
 
 
 def _cube_counts(extra: dict, side: str) -> str:
