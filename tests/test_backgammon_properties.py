@@ -268,6 +268,15 @@ def test_batch_play_random_ends_every_game_and_does_not_depend_on_threads():
         assert one.state(g).is_terminal()
         assert one.returns()[g, one.state(g).winner()] == one.state(g).points()
     assert not one.legal_mask.any()
+    # With a generator for the decisions (the protocol's form), the dice stay the batch's: the
+    # same decisions' generator on two batches of other dice seeds gives other games.
+    given = [BackgammonBatch(GAME, 30, seed=s, threads=t) for s, t in ((6, 1), (6, 2), (7, 1))]
+    for batch in given:
+        batch.play_random(np.random.default_rng(3))
+        assert batch.terminal.all()
+    assert np.array_equal(given[0].states, given[1].states)
+    assert not np.array_equal(given[0].states, given[2].states)
+    assert not np.array_equal(given[0].states, one.states)
 
 
 def test_batch_seeds_options_and_rewards():

@@ -255,3 +255,50 @@ def test_finished_games_stay_finished(game: str, options: dict) -> None:
     batch.reset(seed=7, games=np.array([0]))
     assert not batch.terminal[0] and batch.terminal[1:].all()
     assert not batch.returns()[0].any()
+
+
+def successors(game: str, state, after) -> list:
+    """The states one move from ``state``, with the chance that followed as in ``after``."""
+    moves = (
+        [play.actions for play in state.legal_plays()]
+        if game == "backgammon"
+        else [(int(a),) for a in np.flatnonzero(state.legal_mask())]
+    )
+    out = []
+    for actions in moves:
+        successor = state.clone()
+        for action in actions[:-1]:
+            successor.apply(action)
+        single_step(game, successor, actions[-1], after)
+        out.append(successor)
+    return out
+
+
+@pytest.mark.parametrize(("game", "options"), CASES, ids=IDS)
+def test_play_random_moves_legally_as_far_as_asked_and_ends_every_game(
+    game: str, options: dict
+) -> None:
+    batch = make_batch(game, NUM_GAMES, seed=3, **options)
+    start = [batch.state(g) for g in range(NUM_GAMES)]
+    # Bad budgets are refused before anything changes; a budget of 0 plays nothing.
+    for bad, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(error, match="max_moves must be"):
+            batch.play_random(np.random.default_rng(0), max_moves=bad)
+    batch.play_random(np.random.default_rng(0), max_moves=0)
+    assert [batch.state(g) for g in range(NUM_GAMES)] == start
+    # One move: every game is one legal action (backgammon: one whole play) and its chance away
+    # from where it was.
+    batch.play_random(np.random.default_rng(1), max_moves=1)
+    for g in range(NUM_GAMES):
+        after = batch.state(g)
+        assert after in successors(game, start[g], after), f"game {g} made not one legal move"
+    # No limit: every game ends, with the single engine's results.
+    batch.play_random(np.random.default_rng(2))
+    assert batch.terminal.all() and not batch.observe()[1].any()
+    for g in range(NUM_GAMES):
+        np.testing.assert_allclose(batch.returns()[g], batch.state(g).returns())
+    # The same generator gives the same games.
+    again = make_batch(game, NUM_GAMES, seed=3, **options)
+    again.play_random(np.random.default_rng(1), max_moves=1)
+    again.play_random(np.random.default_rng(2))
+    assert [again.state(g) for g in range(NUM_GAMES)] == [batch.state(g) for g in range(NUM_GAMES)]

@@ -173,6 +173,28 @@ def _mix64_array(z):
     return out
 
 
+def move_budget(max_moves: int | None) -> int:
+    """``max_moves`` of :meth:`BatchedGame.play_random` checked, as the compiled loops take it:
+    the number of moves, -1 for no limit."""
+    if max_moves is None:
+        return -1
+    if isinstance(max_moves, bool) or not isinstance(max_moves, int | np.integer):
+        raise TypeError(f"max_moves must be None or an integer, got {max_moves!r}")
+    if max_moves < 0:
+        raise ValueError(f"max_moves must be None or at least 0, got {max_moves!r}")
+    return int(max_moves)
+
+
+def play_random_by_steps(batch: BatchedGame, rng: np.random.Generator, budget: int) -> None:
+    """:meth:`BatchedGame.play_random` through the protocol's own verbs, one :meth:`step` of
+    :meth:`sample_random_actions` for all games at a time (``budget`` from :func:`move_budget`),
+    for a batch without a compiled rollout loop."""
+    made = 0
+    while made != budget and not batch.terminal.all():
+        batch.step(batch.sample_random_actions(rng))
+        made += 1
+
+
 #: what :meth:`BatchedGame.reset` accepts as its seed
 BatchSeed = int | np.random.Generator | None
 
@@ -269,6 +291,16 @@ class BatchedGame(Protocol):
 
     def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per game (0 for finished games)."""
+        ...
+
+    def play_random(self, rng: np.random.Generator, max_moves: int | None = None) -> None:
+        """Play every unfinished game on with random moves (random rollouts) until it ends or
+        has made ``max_moves`` more (None: no limit; an integer >= 0, else a clear error and
+        nothing changes): a uniformly random legal action per move, but in backgammon a
+        uniformly random whole play per turn (of its distinct resulting positions), counted as
+        one move. The moves are drawn from ``rng``, chance from the batch's own generator
+        (backgammon and HiLo also take ``rng=None``: their generator draws both); the result
+        does not depend on the number of threads."""
         ...
 
     def save(self) -> dict[str, Any]:
@@ -533,12 +565,10 @@ class ArrayStateBatch:
         (:func:`pick_from_bits`), from a per-game stream of uniform numbers
         (:func:`rollout_streams`, seeded by one draw from ``rng``), so the games do not depend
         on the number of threads."""
-        if max_moves is not None and (isinstance(max_moves, bool) or max_moves < 0):
-            raise ValueError(f"max_moves must be None or at least 0, got {max_moves!r}")
-        if max_moves == 0:
+        budget = move_budget(max_moves)
+        if budget == 0:
             return
         streams = rollout_streams(rng, self.num_games)
-        budget = -1 if max_moves is None else int(max_moves)
         args = self._block_args(streams)
         self._run(type(self)._random_moves_kernel, lambda lo, hi: (*args(lo, hi), budget))
 

@@ -35,6 +35,7 @@ from spieltisch.envs._common.batch import (
     check_num_games,
     games_flags,
     load_arrays,
+    move_budget,
     next_uniform,
     resolve_threads,
     rollout_streams,
@@ -128,15 +129,19 @@ def _random_decision(s, u, w):
 
 
 @numba.njit(cache=True, nogil=True)
-def _play_random(states, streams, masks, terminal, w):
-    """Every game to its end with random decisions (as :func:`_random_plays`) and dice, each
-    game before the next (no barrier between the steps, good cache locality), the numbers from
-    the game's own stream (:func:`~spieltisch.envs._common.batch.next_uniform`)."""
+def _play_random(states, choices, dice, masks, terminal, max_moves, w):
+    """Every game on with random decisions (as :func:`_random_plays`) and dice until it ends or
+    has made ``max_moves`` decisions (-1: no limit), each game before the next (no barrier
+    between the steps, good cache locality), the numbers from the game's own streams
+    (:func:`~spieltisch.envs._common.batch.next_uniform`): ``choices`` for the decisions,
+    ``dice`` for the rolls (the same array: one stream drawn alternately)."""
     for g in range(states.shape[0]):
         s = states[g]
-        while not terminal[g]:
-            _random_decision(s, next_uniform(streams, g), w)
-            roll = min(int(next_uniform(streams, g) * ROLL_RANGE), ROLL_RANGE - 1)
+        made = 0
+        while made != max_moves and not terminal[g]:
+            made += 1
+            _random_decision(s, next_uniform(choices, g), w)
+            roll = min(int(next_uniform(dice, g) * ROLL_RANGE), ROLL_RANGE - 1)
             _finish(s, roll, masks, terminal, g, w, False)
 
 
@@ -353,19 +358,28 @@ class BackgammonBatch:
         )  # fmt: skip
         self._mask_stale = True
 
-    def play_random(self) -> None:
-        """Play every unfinished game to its end with random decisions of the kind
-        :meth:`step_random_plays` makes (random rollouts). Each thread plays whole games, each
-        game drawing from a stream of its own (seeded by one number of the batch's generator,
-        as the mancala batches' rollouts), so the result does not depend on the number of
-        threads, and no numbers are drawn for all games between the threads' work (those serial
-        draws held 2 threads to 1.65-1.74x one)."""
+    def play_random(
+        self, rng: np.random.Generator | None = None, max_moves: int | None = None
+    ) -> None:
+        """Play every unfinished game on with random decisions of the kind
+        :meth:`step_random_plays` makes (random rollouts) until it ends or has made
+        ``max_moves`` more decisions (plays and cube answers; None: no limit). Each thread plays
+        whole games, each game drawing from streams of its own (as the mancala batches'
+        rollouts): the decisions' seeded by one number of ``rng``, the dice's by one of the
+        batch's generator; with ``rng`` None one stream of the batch's generator serves both.
+        So the result does not depend on the number of threads, and no numbers are drawn for
+        all games between the threads' work (those serial draws held 2 threads to 1.65-1.74x
+        one)."""
+        budget = move_budget(max_moves)
+        if budget == 0:
+            return
+        dice = rollout_streams(self.rng, self.num_games)
+        choices = dice if rng is None else rollout_streams(rng, self.num_games)
         self._plays = None
-        streams = rollout_streams(self.rng, self.num_games)
         self._run(
             _play_random,
-            lambda lo, hi: (self.states[lo:hi], streams[lo:hi], self._mask[lo:hi],
-                            self.terminal[lo:hi]),
+            lambda lo, hi: (self.states[lo:hi], choices[lo:hi], dice[lo:hi], self._mask[lo:hi],
+                            self.terminal[lo:hi], budget),
         )  # fmt: skip
         self._mask_stale = True
 

@@ -22,6 +22,8 @@ from spieltisch.envs._common.batch import (
     check_num_games,
     games_flags,
     load_arrays,
+    move_budget,
+    play_random_by_steps,
     sample_legal_actions,
     save_arrays,
 )
@@ -191,6 +193,16 @@ class HiLoBatch:
     def sample_random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per game (0 for finished games)."""
         return sample_legal_actions(self.legal_mask, rng)
+
+    def play_random(
+        self, rng: np.random.Generator | None = None, max_moves: int | None = None
+    ) -> None:
+        """Play every unfinished game on with uniformly random legal actions drawn from ``rng``
+        (None: the batch's generator) until it ends or has made ``max_moves`` more (None: no
+        limit): :meth:`sample_random_actions` and :meth:`step` for all games at a time (a HiLo
+        game is short; no compiled rollout loop)."""
+        budget = move_budget(max_moves)
+        play_random_by_steps(self, self.rng if rng is None else rng, budget)
 
     # --- information ---------------------------------------------------------------------------
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
