@@ -27,9 +27,11 @@ from spieltisch.train.alphazero import (
     make_search,
     self_play,
     train,
+    value_outcome,
     value_targets,
 )
 from spieltisch.train.config import AlphaZeroConfig, ConfigError, build_config
+from spieltisch.train.opponents import ScriptedOpponent
 from spieltisch.train.ppo import make_games
 from spieltisch.train.run_files import latest_checkpoint
 
@@ -62,8 +64,12 @@ def checkpoint_tensors(run_dir: Path) -> dict[str, torch.Tensor]:
 
 @pytest.mark.parametrize(
     "search",
-    [(), ("policy_improvement=alphabeta", "alphabeta_depth=2", "alphabeta_q_scale=5")],
-    ids=["gumbel", "alphabeta"],
+    [
+        (),
+        ("policy_improvement=alphabeta", "alphabeta_depth=2", "alphabeta_q_scale=5"),
+        ("pool_prob=0.5", "pool_baselines=[alphabeta:depth=2]"),  # the baselines' ties: reseeded
+    ],
+    ids=["gumbel", "alphabeta", "baselines"],
 )
 def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path, search) -> None:
     whole = train(config(tmp_path, "whole", "stop_after_iterations=4", *search))
@@ -230,11 +236,79 @@ def test_init_checkpoint_must_name_a_network_of_the_game() -> None:
         ("alphabeta_depth=0", "'alphabeta_depth' must be at least 1"),
         ("alphabeta_q_scale=-1", "'alphabeta_q_scale' must be at least 0"),
         ("stop_after_iterations=0", "'stop_after_iterations' must be at least 1, got 0"),
+        ("pool_prob=1.5", "'pool_prob' must be in \\[0, 1\\], got 1.5"),
+        ("pool_prob=0.5", "'pool_prob' 0.5 needs agents to play those games"),
+        ("pool_baselines=[greedy]", "'pool_baselines' would never play with pool_prob 0"),
     ],
 )
 def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         config(tmp_path, "bad", override)
+
+
+def test_baselines_must_be_agents_of_the_game_and_not_for_backgammon(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="'pool_baselines': unknown agent 'nobody'"):
+        config(tmp_path, "bad", "pool_prob=0.5", "pool_baselines=[nobody]")
+    with pytest.raises(ConfigError, match="'pool_baselines': unknown agent 'pubeval'"):
+        config(tmp_path, "bad", "pool_prob=0.5", "pool_baselines=[pubeval]")
+    with pytest.raises(ConfigError, match="backgammon's AlphaZero plays self-play only"):
+        build_config(
+            {"game": "backgammon", "algorithm": "alphazero"},
+            ["hidden=[80]", "pool_prob=0.5", "pool_baselines=[pubeval]"],
+        )
+
+
+class RecordingBaseline(ScriptedOpponent):
+    """A baseline that records which games and seats it was asked to move."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.asked: list[tuple[int, int]] = []
+
+    def actions(self, games, idx, obs, mask, mover, rng):
+        self.asked += list(zip(idx.tolist(), mover.tolist(), strict=True))
+        return super().actions(games, idx, obs, mask, mover, rng)
+
+
+@pytest.mark.parametrize("share", [0.5, 1.0])
+def test_baseline_games_seat_the_baseline_in_one_seat_and_learn_only_the_other(
+    tmp_path, monkeypatch, share
+) -> None:
+    cfg = config(tmp_path, "pool", f"pool_prob={share}", "pool_baselines=[greedy]")
+    games = make_games(cfg.game, cfg.game_options, 16)
+    net = PolicyNet(PolicyArch(games.observation_shape[0], games.num_actions, (16,)))
+    search = make_search(cfg, cfg.num_simulations, cfg.gumbel_scale)
+    evaluate = policy_evaluator(net, games.num_players)
+    baseline = RecordingBaseline("greedy", cfg.game, dict(cfg.game_options))
+    # what self_play draws right after the reset's own draws (no opening moves here)
+    probe = np.random.default_rng(3)
+    games.clone().reset(seed=probe)
+    probe.integers(0, 2**31)  # the baseline's reseed
+    pool_game = probe.random(16) < share
+    learner_seat = probe.integers(0, 2, size=16)
+    assert pool_game.any() and (share == 1.0 or not pool_game.all())
+    moves_played = []
+    step = type(games).step
+
+    def counting_step(self, action):
+        if self is games:  # not the search's clones
+            moves_played.append(int((~games.terminal).sum()))
+        return step(self, action)
+
+    monkeypatch.setattr(type(games), "step", counting_step)
+    positions, stats = self_play(cfg, games, search, evaluate, np.random.default_rng(3), [baseline])
+    asked_games = {g for g, _ in baseline.asked}
+    assert asked_games == set(np.flatnonzero(pool_game).tolist())  # every pool game, no other
+    assert all(seat != learner_seat[g] for g, seat in baseline.asked)
+    # every move of every game was either the baseline's or recorded for learning, never both
+    assert sum(moves_played) == len(baseline.asked) + len(positions["value"])
+    assert stats["selfplay/positions"] == len(positions["value"])
+    assert stats["selfplay/baseline_games"] == pool_game.sum()
+    final = value_outcome(cfg)(games)
+    rows = np.flatnonzero(pool_game)
+    assert stats["selfplay/baseline_result"] == pytest.approx(
+        final[rows, learner_seat[rows]].mean()
+    )
 
 
 def test_alphabeta_improvement_needs_a_board_and_an_mlp_value(tmp_path) -> None:

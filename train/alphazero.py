@@ -58,6 +58,7 @@ from spieltisch.agents.neural.value_search import AlphaBetaImprovement
 from spieltisch.envs import perfect_information
 from spieltisch.envs._common.batch import BatchedGame, sample_legal_actions
 from spieltisch.train.config import RESUMABLE_RUN_KEYS, AlphaZeroConfig
+from spieltisch.train.opponents import ScriptedOpponent, opponent_actions, scripted_opponents
 from spieltisch.train.ppo import (
     checkpoint_meta,
     evaluate_against,
@@ -212,16 +213,20 @@ def self_play(
     search: GumbelSearch | InformationSetSearch | AlphaBetaImprovement,
     evaluate: Any,
     rng: np.random.Generator,
+    baselines: list[ScriptedOpponent] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """Play every game of ``games`` to the end with the search; returns the positions with their
     targets (``obs``, ``mask``, ``policy``, ``value``) and statistics. Each position is learnt
-    from as its mover observed it (HiLo: what that seat may know)."""
+    from as its mover observed it (HiLo: what that seat may know). With ``pool_prob`` a share of
+    the games seats a baseline (``baselines``, default: built from ``pool_baselines``) in every
+    seat but one random learner seat; the baseline's moves are not learnt from."""
     games.reset(seed=rng)
     # random opening moves (opening_plies): drawn only when asked for, so runs without them
     # draw the same numbers as before the option existed
     opening = None
     if cfg.opening_plies:
         opening = rng.integers(0, cfg.opening_plies + 1, size=games.num_games)
+    pool = baseline_games(cfg, games, rng, baselines)
     rec: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "policy": [], "game": [], "seat": []}
     root_values, root_entropy, root_vectors = [], [], []
     for move in range(cfg.max_turns):
@@ -236,6 +241,19 @@ def self_play(
             in_opening = active & (move < opening)
             action = np.where(in_opening, sample_legal_actions(mask, rng), action)
             active &= ~in_opening  # played, not learnt from
+        if pool is not None:
+            by_baseline = np.flatnonzero(active & pool.game & (mover != pool.learner_seat))
+            action[by_baseline] = opponent_actions(
+                pool.opponents,
+                pool.opponent[by_baseline],
+                games,
+                by_baseline,
+                obs[by_baseline],
+                mask[by_baseline],
+                mover[by_baseline],
+                rng,
+            )
+            active[by_baseline] = False  # played, not learnt from
         rows = np.flatnonzero(active)
         rec["obs"].append(obs[rows])
         rec["mask"].append(mask[rows])
@@ -270,7 +288,53 @@ def self_play(
         "search/root_value": float(np.mean(np.concatenate(root_values))),
         "search/policy_entropy": float(np.mean(np.concatenate(root_entropy))),
     }
+    if pool is not None:
+        stats.update(pool.stats(final))
     return positions, stats
+
+
+@dataclass
+class BaselineGames:
+    """Which self-play games seat a baseline (``pool_prob``): ``game[i]``, the learner's seat
+    in it and the index of its baseline in ``opponents``."""
+
+    opponents: list[ScriptedOpponent]
+    game: np.ndarray
+    learner_seat: np.ndarray
+    opponent: np.ndarray
+
+    def stats(self, final: np.ndarray) -> dict[str, float]:
+        """The count of baseline games and the learner's mean result in them (``final``: what
+        each game is worth to each seat)."""
+        rows = np.flatnonzero(self.game)
+        stats = {"selfplay/baseline_games": float(len(rows))}
+        if len(rows):
+            result = final[rows, self.learner_seat[rows]]
+            stats["selfplay/baseline_result"] = float(result.mean())
+        return stats
+
+
+def baseline_games(
+    cfg: AlphaZeroConfig,
+    games: BatchedGame,
+    rng: np.random.Generator,
+    baselines: list[ScriptedOpponent] | None = None,
+) -> BaselineGames | None:
+    """Draw this iteration's baseline games (None without ``pool_prob``: nothing is drawn, so
+    such runs draw the numbers they drew before the option existed). The baselines are reseeded
+    from ``rng``, so a resumed run replays their moves."""
+    if cfg.pool_prob == 0:
+        return None
+    opponents = scripted_opponents(cfg) if baselines is None else baselines
+    for baseline in opponents:
+        baseline.reseed(rng)
+    n = games.num_games
+    return BaselineGames(
+        opponents,
+        game=rng.random(n) < cfg.pool_prob,
+        learner_seat=rng.integers(0, games.num_players, size=n),
+        opponent=rng.integers(0, len(opponents), size=n),
+    )
 
 
 def value_targets(
@@ -325,6 +389,12 @@ def merge_self_play(parts: list[SelfPlay]) -> SelfPlay:
         for key in ("selfplay/positions", "selfplay/games", "selfplay/unfinished_games")
     }
     stats["selfplay/game_length"] = stats["selfplay/positions"] / stats["selfplay/games"]
+    if any("selfplay/baseline_games" in s for _, s in parts):
+        counts = np.array([s["selfplay/baseline_games"] for _, s in parts])
+        stats["selfplay/baseline_games"] = float(counts.sum())
+        if counts.sum():
+            results = [s.get("selfplay/baseline_result", 0.0) for _, s in parts]
+            stats["selfplay/baseline_result"] = float(np.average(results, weights=counts))
     for key in ("search/root_value", "search/policy_entropy"):
         stats[key] = float(np.average([s[key] for _, s in parts], weights=weights))
     return positions, stats
@@ -406,6 +476,7 @@ class AlphaZeroTrainer(IterationTrainer):
         )
         self.state = AlphaZeroState(net, optimizer, np.random.default_rng(cfg.seed), replay)
         self.search = self_play_search(cfg, net)
+        self.baselines = scripted_opponents(cfg)
         self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
 
     # --- where the run stands ---
@@ -440,7 +511,9 @@ class AlphaZeroTrainer(IterationTrainer):
         state.net.eval()
         if self.collect is None:
             evaluate = policy_evaluator(state.net, self.games.num_players, self.device)
-            positions, metrics = self_play(cfg, self.games, self.search, evaluate, state.rng)
+            positions, metrics = self_play(
+                cfg, self.games, self.search, evaluate, state.rng, self.baselines
+            )
         else:  # Ray rollout workers (spieltisch.train.ray_rollouts)
             positions, metrics = self.collect(state.net, state)
         t_play = time.perf_counter() - t0

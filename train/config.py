@@ -285,6 +285,14 @@ class AlphaZeroConfig(RunConfig):
     moves; s > 0, softmax(logits + s * q) over the legal moves with q each move's exact
     searched value (every move searched with the full window, slower): a correction of the
     network's own policy, as Gumbel's completed-Q target is"""
+    pool_prob: float = 0.0
+    """share of self-play games where the learner plays one random seat against a scripted
+    baseline from pool_baselines (drawn uniformly); the baseline's moves are played, not learnt
+    from, and the learner's positions take the result against it as their value target; 0:
+    pure self-play (the learner, searching, plays every seat). Not for backgammon"""
+    pool_baselines: list[str] = field(default_factory=list)
+    """scripted agents (arena names, e.g. ["alphabeta:depth=3"]) that play the pool games of
+    pool_prob; the mancala searches answer all their games in one compiled call"""
     determinizations: int = 4
     """HiLo (hidden cards): states drawn from the mover's information set at each decision,
     each searched, their root statistics combined (agents/neural/determinized_search.py); the
@@ -709,6 +717,29 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
             _check_agent(cfg, key, name, source)
 
 
+def _check_alphazero_pool(cfg: AlphaZeroConfig, source: str) -> None:
+    """Baseline games in self-play: a share in [0, 1] and baselines to play them, both or
+    neither (either alone would be silently ignored); not in backgammon's own trainer."""
+    if not 0.0 <= cfg.pool_prob <= 1.0:
+        raise ConfigError(f"{source}: key 'pool_prob' must be in [0, 1], got {cfg.pool_prob}")
+    if cfg.pool_prob > 0 and not cfg.pool_baselines:
+        raise ConfigError(
+            f"{source}: key 'pool_prob' {cfg.pool_prob} needs agents to play those games: "
+            'set pool_baselines (e.g. ["alphabeta:depth=3"])'
+        )
+    if cfg.pool_baselines and cfg.pool_prob == 0:
+        raise ConfigError(
+            f"{source}: key 'pool_baselines' would never play with pool_prob 0: set pool_prob "
+            "(the share of self-play games against them, e.g. 0.5)"
+        )
+    if cfg.pool_baselines and cfg.game == "backgammon":
+        raise ConfigError(
+            f"{source}: key 'pool_baselines': backgammon's AlphaZero plays self-play only"
+        )
+    for name in cfg.pool_baselines:
+        _check_agent(cfg, "pool_baselines", name, source)
+
+
 def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
     positive = (
         *("total_positions", "num_games", "max_turns", "num_simulations", "max_considered"),
@@ -756,6 +787,7 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
         raise ConfigError(f"{source}: key 'policy_weight' must be at least 0")
     if cfg.td_steps < 0:
         raise ConfigError(f"{source}: key 'td_steps' must be at least 0, got {cfg.td_steps}")
+    _check_alphazero_pool(cfg, source)
     if cfg.opening_plies < 0:
         raise ConfigError(
             f"{source}: key 'opening_plies' must be at least 0, got {cfg.opening_plies}"

@@ -135,6 +135,12 @@ class ScriptedOpponent:
 Opponent = RandomOpponent | PoolMember | ScriptedOpponent
 
 
+def scripted_opponents(cfg: Any) -> list[ScriptedOpponent]:
+    """The permanent baseline opponents of a training config (``pool_baselines``, arena names),
+    built once per trainer or worker and reseeded from the run's generator each iteration."""
+    return [ScriptedOpponent(name, cfg.game, dict(cfg.game_options)) for name in cfg.pool_baselines]
+
+
 def opponent_actions(
     opponents: list[Opponent],
     which: np.ndarray,

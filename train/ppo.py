@@ -61,6 +61,7 @@ from spieltisch.train.opponents import (
     opponent_actions,
     policy_step,
     random_step,
+    scripted_opponents,
 )
 from spieltisch.train.run_files import (
     latest_checkpoint,  # noqa: F401  (re-exported: tests find a run's checkpoint here)
@@ -578,9 +579,7 @@ class PPOTrainer(IterationTrainer):
         self.state = TrainerState(net=net, optimizer=optimizer, rng=np.random.default_rng(cfg.seed))
         if cfg.pool_random:
             self.state.pool.append(None)
-        self.baselines: list[Opponent] = [
-            ScriptedOpponent(name, cfg.game, dict(cfg.game_options)) for name in cfg.pool_baselines
-        ]
+        self.baselines: list[Opponent] = list(scripted_opponents(cfg))
         self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
         self.opponents = pool_opponents(net.arch, self.state.pool, self.baselines)
         #: the mean score of this process's latest evaluation (shown by the progress bar)

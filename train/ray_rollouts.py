@@ -41,6 +41,7 @@ from spieltisch.agents.neural.gumbel_search import policy_evaluator
 from spieltisch.agents.neural.policy import PolicyArch, PolicyNet
 from spieltisch.train.alphazero import merge_self_play, self_play, self_play_search
 from spieltisch.train.config import AlphaZeroConfig, PPOConfig, RunConfig
+from spieltisch.train.opponents import scripted_opponents
 from spieltisch.train.ppo import Rollout, TrainerState, make_games, play_iteration, pool_opponents
 
 
@@ -55,14 +56,7 @@ class RolloutWorker:
         self.net = PolicyNet(self.arch)
         self.pool_version = -1
         self.opponents: list[Any] = []
-        self.baselines: list[Any] = []
-        if cfg.pool_baselines:
-            from spieltisch.train.opponents import ScriptedOpponent
-
-            self.baselines = [
-                ScriptedOpponent(name, cfg.game, dict(cfg.game_options))
-                for name in cfg.pool_baselines
-            ]
+        self.baselines = scripted_opponents(cfg)
 
     def pid(self) -> int:
         return os.getpid()
@@ -99,6 +93,7 @@ class SelfPlayWorker:
         self.net.eval()
         self.search = self_play_search(cfg, self.net)
         self.evaluate = policy_evaluator(self.net, self.games.num_players, "cpu")
+        self.baselines = scripted_opponents(cfg)
 
     def pid(self) -> int:
         return os.getpid()
@@ -110,7 +105,7 @@ class SelfPlayWorker:
         t0 = time.perf_counter()
         self.net.load_state_dict(weights)
         rng = np.random.default_rng(seed)
-        part = self_play(self.cfg, self.games, self.search, self.evaluate, rng)
+        part = self_play(self.cfg, self.games, self.search, self.evaluate, rng, self.baselines)
         return part, time.perf_counter() - t0
 
 
