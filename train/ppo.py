@@ -579,7 +579,7 @@ class PPOTrainer(IterationTrainer):
         self.state = TrainerState(net=net, optimizer=optimizer, rng=np.random.default_rng(cfg.seed))
         if cfg.pool_random:
             self.state.pool.append(None)
-        self.baselines: list[Opponent] = list(scripted_opponents(cfg))
+        self.baselines: list[Opponent] = scripted_opponents(cfg)
         self.eval_opponents = {name: make_opponent(name, cfg) for name in cfg.eval_opponents}
         self.opponents = pool_opponents(net.arch, self.state.pool, self.baselines)
         #: the mean score of this process's latest evaluation (shown by the progress bar)
