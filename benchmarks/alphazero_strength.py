@@ -92,7 +92,7 @@ def match(
         theirs = np.flatnonzero(active & (mover != seat))
         actions = np.zeros(games.num_games, dtype=np.int64)
         if mine.size and sims > 0:
-            actions[mine] = search.search(games, evaluate, rng).action[mine]
+            actions[mine] = search.search(games, evaluate, rng, rows=mine).action[mine]
         elif mine.size:
             logits, _ = evaluate(obs[mine], mask[mine])
             actions[mine] = np.argmax(np.where(mask[mine] != 0, logits, -np.inf), axis=1)

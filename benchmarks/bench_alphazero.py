@@ -66,9 +66,9 @@ class TimedSearch(GumbelSearch):
 
     seconds = 0.0
 
-    def search(self, roots: Any, evaluate: Any, rng: np.random.Generator) -> Any:
+    def search(self, roots: Any, evaluate: Any, rng: np.random.Generator, **kwargs: Any) -> Any:
         start = time.perf_counter()
-        out = super().search(roots, evaluate, rng)
+        out = super().search(roots, evaluate, rng, **kwargs)
         self.seconds += time.perf_counter() - start
         return out
 

@@ -270,6 +270,22 @@ class RecordingBaseline(ScriptedOpponent):
         return super().actions(games, idx, obs, mask, mover, rng)
 
 
+def searching_only_the_learners_moves(monkeypatch, search) -> list[int]:
+    """The number of games each self-play search is asked to search (its ``rows``), filled in
+    as self-play runs."""
+    counts: list[int] = []
+    inner = search.search
+
+    def counted(games, evaluate, rng, rows=None):
+        assert rows is not None, "self-play searches every game"
+        assert not games.terminal[rows].any()
+        counts.append(len(rows))
+        return inner(games, evaluate, rng, rows=rows)
+
+    monkeypatch.setattr(search, "search", counted)
+    return counts
+
+
 @pytest.mark.parametrize("share", [0.5, 1.0])
 def test_baseline_games_seat_the_baseline_in_one_seat_and_learn_only_the_other(
     tmp_path, monkeypatch, share
@@ -296,7 +312,9 @@ def test_baseline_games_seat_the_baseline_in_one_seat_and_learn_only_the_other(
         return step(self, action)
 
     monkeypatch.setattr(type(games), "step", counting_step)
+    searched = searching_only_the_learners_moves(monkeypatch, search)
     positions, stats = self_play(cfg, games, search, evaluate, np.random.default_rng(3), [baseline])
+    assert sum(searched) == len(positions["value"])  # the baseline's moves were never searched
     asked_games = {g for g, _ in baseline.asked}
     assert asked_games == set(np.flatnonzero(pool_game).tolist())  # every pool game, no other
     assert all(seat != learner_seat[g] for g, seat in baseline.asked)
@@ -433,7 +451,7 @@ def test_n_step_targets_of_real_self_play_are_root_values_or_results(tmp_path, o
     assert np.all(np.abs(with_td["value"]) <= 1.0)
 
 
-def test_random_opening_moves_are_played_not_learnt(tmp_path) -> None:
+def test_random_opening_moves_are_played_not_learnt(tmp_path, monkeypatch) -> None:
     cfg = config(tmp_path, "open", "opening_plies=3")
     games = make_games(cfg.game, cfg.game_options, 16)
     net = PolicyNet(PolicyArch(games.observation_shape[0], games.num_actions, (16,)))
@@ -444,7 +462,9 @@ def test_random_opening_moves_are_played_not_learnt(tmp_path) -> None:
     games.clone().reset(seed=probe)
     opening = probe.integers(0, 4, size=16)
     assert 0 < (opening == 0).sum() < 16
+    searched = searching_only_the_learners_moves(monkeypatch, search)
     positions, stats = self_play(cfg, games, search, evaluate, np.random.default_rng(7))
+    assert sum(searched) == len(positions["value"])  # nor the random opening moves
     games.reset()
     start = games.observe()[0][0]
     # the starting position (which never comes back in Kalaha) is learnt from exactly in the

@@ -268,3 +268,59 @@ def test_search_values_finished_leaves_with_its_outcome():
         result = search.search(batch, evaluate, np.random.default_rng(0))
         assert result.action[0] == 2
         assert result.q[0, 2] == pytest.approx(expected)
+
+
+def test_searching_some_rows_gives_their_full_search_results_and_evaluates_no_other() -> None:
+    """``rows``: the games searched are those of ``rows`` (the trainer leaves out the baselines'
+    and the random opening moves); each gets exactly what the search of the whole batch gives
+    it (the root noise is drawn for every row either way), the other rows are zeros, and the
+    evaluator never sees a position of a game not searched."""
+    states = random_positions(40, seed=17)
+    batch = batch_of(states)
+    config = SearchConfig(num_simulations=12)
+    full = GumbelSearch(config).search(batch, oracle(batch, 2.0), np.random.default_rng(5))
+    rows = np.arange(3, 40, 4)
+    seen = []
+    exact = oracle(batch, 2.0)
+
+    def watched(obs, mask):
+        seen.append(obs.copy())
+        return exact(obs, mask)
+
+    rng = np.random.default_rng(5)
+    part = GumbelSearch(config).search(batch, watched, rng, rows=rows)
+    for name in ("action", "visits", "q", "root_value", "prior_logits", "network_value"):
+        ours, theirs = getattr(part, name), getattr(full, name)
+        assert np.array_equal(ours[rows], theirs[rows], equal_nan=True), name
+    assert np.allclose(part.policy[rows], full.policy[rows])
+    others = np.setdiff1d(np.arange(40), rows)
+    for name in ("policy", "visits", "root_value", "network_value"):
+        assert not getattr(part, name)[others].any(), name
+    assert np.isnan(part.q[others]).all()
+    # the root evaluation holds exactly the searched games; no call holds more of them
+    obs = batch.observe()[0]
+    assert np.array_equal(seen[0], obs[rows])
+    assert all(len(s) <= len(rows) for s in seen)
+    # the generator went on as after a search of every row
+    after_full = np.random.default_rng(5)
+    GumbelSearch(config).search(batch, exact, after_full)
+    assert rng.random() == after_full.random()
+
+
+def test_bad_rows_are_refused_and_change_nothing() -> None:
+    batch = batch_of(random_positions(4, seed=3))
+    before = [batch.state(g).to_text() for g in range(4)]
+    search = GumbelSearch(SearchConfig(num_simulations=4))
+    for bad, words in (([4], "game indices in \\[0, 4\\)"), ([[0]], "1-D"), ([0.5], "1-D")):
+        rng = np.random.default_rng(0)
+        with pytest.raises(ValueError, match=words):
+            search.search(batch, oracle(batch, 0.0), rng, rows=np.array(bad))
+        assert rng.random() == np.random.default_rng(0).random()  # nothing drawn
+    assert [batch.state(g).to_text() for g in range(4)] == before
+
+    def never(obs, mask):
+        raise AssertionError("a game not searched was evaluated")
+
+    # no rows: nothing searched, nothing evaluated
+    result = search.search(batch, never, np.random.default_rng(0), rows=np.array([], dtype=int))
+    assert not result.visits.any() and not result.policy.any()

@@ -147,6 +147,30 @@ def test_self_play_search_ignores_what_the_movers_cannot_know(num_players):
     assert (ours.policy[~legal] == 0).all()
 
 
+def test_information_set_search_of_some_rows_is_the_search_of_those_games_alone():
+    """``rows``: only those games' information sets are built and searched, as if the batch
+    held those games alone; the other rows are zeros."""
+    _, states = hilo_positions(3, 9, seed=21)
+    batch = make_batch("hilo", len(states), num_players=3)
+    for g, state in enumerate(states):
+        batch.set_state(g, state)
+    rows = np.array([1, 4, 8])
+    alone = make_batch("hilo", len(rows), num_players=3)
+    for i, g in enumerate(rows):
+        alone.set_state(i, states[g])
+    net = untrained_net(batch)
+    search = InformationSetSearch(
+        SearchConfig(num_simulations=4), 2, lambda n: make_batch("hilo", n, num_players=3)
+    )
+    evaluate = policy_evaluator(net, 3)
+    part = search.search(batch, evaluate, np.random.default_rng(4), rows=rows)
+    ours = search.search(alone, evaluate, np.random.default_rng(4))
+    for name in ("action", "policy", "visits", "root_value", "prior_logits"):
+        assert np.array_equal(getattr(part, name)[rows], getattr(ours, name)), name
+    others = np.setdiff1d(np.arange(len(states)), rows)
+    assert not part.visits[others].any() and not part.policy[others].any()
+
+
 def test_the_agent_refuses_a_real_state_and_bad_parameters():
     batch = make_batch("hilo", 1)
     agent = GumbelSearchAgent(untrained_net(batch), "hilo", {}, 4)

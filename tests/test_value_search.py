@@ -408,3 +408,32 @@ def test_alphabeta_improvement_with_q_values_corrects_the_policy() -> None:
         assert result.policy[g].sum() == pytest.approx(1.0)
         assert np.allclose(result.q[g, legal], q, atol=1e-4)
         assert q[legal.index(int(result.action[g]))] == pytest.approx(q.max(), abs=1e-4)
+
+
+def test_alphabeta_improvement_searches_only_the_rows_asked_for() -> None:
+    """``rows``: those games get what a search of every game gives them (the move-order noise
+    is drawn for every unfinished game either way), the others zeros, and the generator goes on
+    as after the full search."""
+    from spieltisch.agents.neural.gumbel_search import policy_evaluator
+    from spieltisch.agents.neural.value_search import AlphaBetaImprovement
+    from spieltisch.envs import make_batch
+
+    net = _net(10, 4, 3.0)
+    search = AlphaBetaImprovement(net, "kalaha", KALAHA, depth=2, q_scale=5.0)
+    rng = np.random.default_rng(8)
+    games = make_batch("kalaha", 24, **KALAHA)
+    for _ in range(int(rng.integers(3, 9))):
+        games.step(games.sample_random_actions(rng))
+    evaluate = policy_evaluator(net, 2)
+    full_rng, part_rng = np.random.default_rng(2), np.random.default_rng(2)
+    full = search.search(games, evaluate, full_rng)
+    rows = np.arange(1, 24, 3)
+    part = search.search(games, evaluate, part_rng, rows=rows)
+    for name in ("action", "policy", "q", "root_value", "prior_logits", "network_value"):
+        ours, theirs = getattr(part, name), getattr(full, name)
+        assert np.array_equal(ours[rows], theirs[rows], equal_nan=True), name
+    others = np.setdiff1d(np.arange(24), rows)
+    assert not part.policy[others].any() and not part.root_value[others].any()
+    assert part_rng.random() == full_rng.random()
+    with pytest.raises(ValueError, match="game indices"):
+        search.search(games, evaluate, part_rng, rows=np.array([24]))

@@ -235,14 +235,18 @@ def self_play(
             break
         obs, mask = games.observe()
         mover = games.current_player.copy()
-        result = search.search(games, evaluate, rng)
-        action = result.action
-        if opening is not None and move < opening.max():
-            in_opening = active & (move < opening)
-            action = np.where(in_opening, sample_legal_actions(mask, rng), action)
-            active &= ~in_opening  # played, not learnt from
+        # random opening moves and the baselines' moves are played, not searched or learnt from
+        opening_now = opening is not None and move < opening.max()
+        in_opening = active & (move < opening) if opening_now else np.zeros_like(active)
+        active &= ~in_opening
         if pool is not None:
             by_baseline = np.flatnonzero(active & pool.game & (mover != pool.learner_seat))
+            active[by_baseline] = False
+        result = search.search(games, evaluate, rng, rows=np.flatnonzero(active))
+        action = result.action
+        if opening_now:
+            action = np.where(in_opening, sample_legal_actions(mask, rng), action)
+        if pool is not None:
             action[by_baseline] = opponent_actions(
                 pool.opponents,
                 pool.opponent[by_baseline],
@@ -253,7 +257,6 @@ def self_play(
                 mover[by_baseline],
                 rng,
             )
-            active[by_baseline] = False  # played, not learnt from
         rows = np.flatnonzero(active)
         rec["obs"].append(obs[rows])
         rec["mask"].append(mask[rows])
@@ -555,7 +558,7 @@ class AlphaZeroTrainer(IterationTrainer):
             evaluate = policy_evaluator(net, self.games.num_players, self.device)
 
             def choose(games: BatchedGame, rows: np.ndarray, obs, mask, rng) -> np.ndarray:
-                return search.search(games, evaluate, rng).action[rows]
+                return search.search(games, evaluate, rng, rows=rows).action[rows]
 
         return {
             name: evaluate_against(self.cfg, net, opponent, num_games, seed, choose)

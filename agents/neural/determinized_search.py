@@ -37,6 +37,7 @@ from spieltisch.agents.neural.gumbel_search import (
     SearchConfig,
     SearchResult,
     _combined_final,
+    searched_rows,
 )
 from spieltisch.envs._common.batch import BatchedGame
 
@@ -64,13 +65,18 @@ class InformationSetSearch:
         self.gumbel_search = GumbelSearch(config)
 
     def search(
-        self, roots: BatchedGame, evaluate: Evaluator, rng: np.random.Generator
+        self,
+        roots: BatchedGame,
+        evaluate: Evaluator,
+        rng: np.random.Generator,
+        rows: np.ndarray | None = None,
     ) -> SearchResult:
-        """Search every unfinished game of ``roots`` from its mover's information set (the only
-        thing read from a game: the :class:`InformationSet` built from it, as the arena builds
-        one for an agent); rows of finished games are zeros, as in ``GumbelSearch.search``."""
+        """Search every unfinished game of ``roots`` (or those of ``rows``, game indices) from
+        its mover's information set (the only thing read from a game: the
+        :class:`InformationSet` built from it, as the arena builds one for an agent); rows of
+        finished games and of games not searched are zeros, as in ``GumbelSearch.search``."""
         num_games, num_actions = roots.num_games, roots.num_actions
-        rows = np.flatnonzero(~roots.terminal)
+        rows = np.flatnonzero(searched_rows(roots, rows))
         mover = roots.current_player
         infosets = [InformationSet(roots.state(int(g)), int(mover[g]), rng) for g in rows]
         found = self.search_infosets(infosets, evaluate, rng) if infosets else None

@@ -461,6 +461,23 @@ def _to_absolute(values: np.ndarray, mover: np.ndarray) -> np.ndarray:
     return out
 
 
+def searched_rows(roots: BatchedGame, rows: np.ndarray | None) -> np.ndarray:
+    """``(B,)`` bool: the games a search works on, the unfinished ones, or with ``rows`` (game
+    indices) only those of them (a trainer's or arena's games where another player moves, or a
+    random opening move is played, need no search). A bad ``rows`` raises and searches nothing."""
+    active = ~np.asarray(roots.terminal, dtype=np.bool_)
+    if rows is None:
+        return active
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or (rows.size and not np.issubdtype(rows.dtype, np.integer)):
+        raise ValueError(f"rows must be a 1-D array of game indices, got {rows!r}")
+    if rows.size and (rows.min() < 0 or rows.max() >= roots.num_games):
+        raise ValueError(f"rows must be game indices in [0, {roots.num_games}), got {rows!r}")
+    wanted = np.zeros(roots.num_games, dtype=np.bool_)
+    wanted[rows] = True
+    return active & wanted
+
+
 class GumbelSearch:
     """Gumbel search for every game of a batch: ``search(roots, evaluate, rng)``."""
 
@@ -476,14 +493,18 @@ class GumbelSearch:
         evaluate: Evaluator,
         rng: np.random.Generator,
         gumbel: np.ndarray | None = None,
+        rows: np.ndarray | None = None,
     ) -> SearchResult:
-        """Search from every unfinished game of ``roots`` (left unchanged) and return the
-        actions, improved policies and root statistics. ``gumbel`` ``(B, A)``: the root noise
-        (already scaled) instead of ``gumbel_scale`` times fresh draws from ``rng``."""
+        """Search from every unfinished game of ``roots`` (left unchanged), or only from those
+        of ``rows`` (game indices), and return the actions, improved policies and root
+        statistics (zeros in the rows not searched). ``gumbel`` ``(B, A)``: the root noise
+        (already scaled) instead of ``gumbel_scale`` times fresh draws from ``rng``, which are
+        drawn for every row whatever ``rows``, so a searched game's result does not depend on
+        which others are searched."""
         cfg = self.config
         num_games, num_actions, players = roots.num_games, roots.num_actions, roots.num_players
         nodes = cfg.num_simulations + 1
-        active = ~roots.terminal.copy()
+        active = searched_rows(roots, rows)
         obs, mask = roots.observe()
         mover0 = roots.current_player.copy()
         logits = np.full((num_games, nodes, num_actions), _LOW_LOGIT)
@@ -504,6 +525,12 @@ class GumbelSearch:
             prior_logits=logits[:, 0].copy(),
             network_value=raw_value[:, 0].copy(),
         )
+        if roots.terminal.all():
+            return result
+        if gumbel is None:
+            gumbel = cfg.gumbel_scale * rng.gumbel(size=(num_games, num_actions))
+        elif np.shape(gumbel) != (num_games, num_actions):
+            raise ValueError(f"gumbel must have shape {(num_games, num_actions)}")
         if not active.any():
             return result
         idx = np.flatnonzero(active)
@@ -514,10 +541,6 @@ class GumbelSearch:
         value_sum[idx, 0] = raw_value[idx, 0]
         visits[idx, 0] = 1
         mover[:, 0] = mover0
-        if gumbel is None:
-            gumbel = cfg.gumbel_scale * rng.gumbel(size=(num_games, num_actions))
-        elif np.shape(gumbel) != (num_games, num_actions):
-            raise ValueError(f"gumbel must have shape {(num_games, num_actions)}")
 
         # the positions of the tree: the protocol's per-game arrays, one row per (game, node)
         leaf = roots.clone()
@@ -527,9 +550,11 @@ class GumbelSearch:
         ]
         shared = [k for k in saved if k not in per_game]
         store = {k: np.repeat(saved[k][:, None], nodes, axis=1) for k in per_game}
-        rows = np.arange(num_games)
+        all_games = np.arange(num_games)
         parent_of = np.empty(num_games, dtype=np.int64)
         action_of = np.empty(num_games, dtype=np.int64)
+        # a game not searched stays at its root, where it steps any legal move (thrown away)
+        idle_action = np.argmax(mask != 0, axis=1)
         for sim in range(cfg.num_simulations):
             _select(
                 children,
@@ -552,9 +577,9 @@ class GumbelSearch:
             expand = active & (action_of >= 0)
             # a path that ended in a finished position starts from it (stepping changes nothing)
             for key in per_game:
-                saved[key] = store[key][rows, parent_of]
+                saved[key] = store[key][all_games, parent_of]
             leaf.load(saved)
-            leaf.step(np.where(expand, action_of, 0))
+            leaf.step(np.where(expand, action_of, idle_action))
             new = sim + 1
             stepped = leaf.save()
             for key in per_game:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 from spieltisch.agents.base import Agent, legal_actions_of
-from spieltisch.agents.neural.gumbel_search import SearchResult, game_outcome
+from spieltisch.agents.neural.gumbel_search import SearchResult, game_outcome, searched_rows
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.envs import make_batch
 from spieltisch.envs._common.batch import BatchedGame
@@ -343,7 +343,16 @@ class AlphaBetaImprovement:
             net, game, game_options, depth, tt_bits=tt_bits, value_margin=value_margin
         )
 
-    def search(self, games: BatchedGame, evaluate: Any, rng: np.random.Generator) -> SearchResult:
+    def search(
+        self,
+        games: BatchedGame,
+        evaluate: Any,
+        rng: np.random.Generator,
+        rows: np.ndarray | None = None,
+    ) -> SearchResult:
+        """Search every unfinished game (or those of ``rows``, game indices; the others' rows
+        are zeros). The move-order noise is drawn for every unfinished game whatever ``rows``,
+        so a searched game's result does not depend on which others are searched."""
         from spieltisch.agents.mancala.alphabeta import VALUE_SCALE
 
         num_games, num_actions = games.legal_mask.shape
@@ -356,7 +365,12 @@ class AlphaBetaImprovement:
             prior_logits=np.zeros((num_games, num_actions)),
             network_value=np.zeros((num_games, 2)),
         )
-        idx = np.flatnonzero(~games.terminal)
+        unfinished = ~games.terminal
+        wanted = searched_rows(games, rows)
+        if not unfinished.any():
+            return result
+        order_noise = rng.random((int(unfinished.sum()), num_actions))[wanted[unfinished]]
+        idx = np.flatnonzero(wanted)
         if idx.size == 0:
             return result
         obs, mask = games.observe()
@@ -368,7 +382,7 @@ class AlphaBetaImprovement:
         self.searcher.tt[:] = 0
         exact_all = self.q_scale > 0
         searched = self.searcher.move_values_boards(
-            games.boards[idx], mover, mask, rng.random(mask.shape), exact_all=exact_all
+            games.boards[idx], mover, mask, order_noise, exact_all=exact_all
         )
         best = searched.max(axis=1)
         top = searched == best[:, None]
