@@ -2,15 +2,16 @@
 
 Usage::
 
-    python benchmarks/arena_cube.py [--seeds 200] [--seed 1000] [--workers 1] [--quick]
+    python benchmarks/arena_cube.py [--seeds 1000] [--seed 600000] [--workers 1] [--quick]
 
 Each pair plays ``--seeds`` seeds x both seat orders of backgammon with the doubling cube
 (``-o cube=true``: money play, rewards = points x cube), the same dice for both orders of a
 seed. Pairs: ``gnubg`` (0-ply, ``cube=janowski``, cube life 0.68) against ``gnubg:cube=never``
 (never doubles, always takes), ``pretrained:backgammon`` likewise, ``gnubg`` against itself with
-cube life 0 and 1, ``gnubg`` against ``pretrained:backgammon``, both with the cube, and
-``pretrained:backgammon`` against ``pubeval`` (which never doubles and always takes: it has no
-probabilities for the formula). Writes
+cube life 0 and 1, ``gnubg`` against ``pretrained:backgammon``, both with the cube, and the shipped nets against
+``pubeval``, which decides by the same formulas from probabilities fitted to its own self-play
+results (``agents/data/pubeval_cube.json``), and against ``pubeval:cube=never`` (never doubles,
+always takes; the comparison recorded before pubeval had probabilities). Writes
 ``benchmarks/results/backgammon_cube.json`` and ``.md``: mean points per game with a paired
 interval (one seed = one paired observation) and how often each side doubled, took and dropped.
 """
@@ -32,16 +33,19 @@ PAIRS = [
     ("gnubg", "gnubg:cube_life=1.0"),
     # different checker play, both with the cube
     ("gnubg", "pretrained:backgammon"),
-    # issue 19's target: cubeful money play against pubeval, which has no probabilities to
-    # decide with (so it never doubles and always takes)
+    # issue 19's target: cubeful money play against pubeval with the same cube rule, from
+    # pubeval's own probabilities; and what pubeval's cube use is worth to itself
     ("pretrained:backgammon", "pubeval"),
+    ("pretrained:backgammon:algo=td_long", "pubeval"),
+    ("pubeval", "pubeval:cube=never"),
+    ("pretrained:backgammon", "pubeval:cube=never"),
 ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seeds", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=1000, help="first seed (fresh: not a test's)")
+    ap.add_argument("--seeds", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=600_000, help="first seed (fresh: not a test's)")
     ap.add_argument("--workers", type=int, default=1)
     add_run_options(ap)
     args = ap.parse_args()

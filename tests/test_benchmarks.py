@@ -124,6 +124,7 @@ def test_every_release_script_is_run_here():
         "ship_alphazero.py",
         "promote_alphazero.py",
         "average_checkpoints.py",
+        "fit_pubeval_cube.py",
     }
     assert {p.name for p in RELEASE.glob("*.py")} == tested
 
@@ -596,3 +597,15 @@ def test_backgammon_lookahead_extend_is_the_longer_run(tmp_path):
     earlier = {"runs": [{"command": "A"}, {"command": "Z"}], "rows": [first]}
     rows, runs = lookahead.merge_recorded(earlier, [extended], [{"command": "B"}])
     assert rows == [extended] and [r["command"] for r in runs] == ["A", "B"]
+
+
+def test_release_fit_pubeval_cube_writes_a_model(tmp_path, recorded_files_unchanged):
+    out = tmp_path / "pubeval_cube.json"
+    _run(RELEASE / "fit_pubeval_cube.py", "--games", 10, "--bins", 3, "--out", out, "--no-progress")
+    data = json.loads(out.read_text())
+    for kind in ("race", "contact"):
+        results = np.array(data[kind]["results"])
+        assert results.shape == (len(data[kind]["edges"]) + 1, 6)
+        assert np.allclose(results.sum(axis=1), 1.0)
+    assert data["games"] == 10 and len(data["held_out"]["calibration"]) == 10
+    assert "--games 10" in data["command"]

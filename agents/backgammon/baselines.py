@@ -9,8 +9,10 @@ probabilities of the position before its roll
 (:meth:`BackgammonPlayAgent.position_probabilities`: ``gnubg`` and the TD nets) decides with
 Janowski's formulas (:mod:`spieltisch.agents.backgammon.cube`) by default, with the agent
 parameters ``cube=janowski|never`` and ``cube_life=0.68`` (e.g. ``gnubg:plies=0,cube_life=0.7``);
-``cube=never`` never doubles and always takes. ``pubeval``, ``greedy`` and ``random`` have no
-probabilities: they never double and always take. Without the cube these decisions never come
+``cube=never`` never doubles and always takes. ``pubeval`` decides by the same formulas from
+probabilities fitted to its self-play results (:func:`.pubeval.probabilities`); ``greedy``
+and ``random`` have no probabilities: they never double and always take. Without the cube these
+decisions never come
 up, so cubeless play is the same whatever the cube policy.
 
 * ``pubeval`` -- Tesauro's published linear evaluation ("pubeval", 1993), with its weights as
@@ -231,6 +233,26 @@ class PubevalAgent(BackgammonPlayAgent):
         other = slice(k.SIDE * (1 - state.turn), k.SIDE * (1 - state.turn) + 25)
         return pubeval.play_scores(before[own], before[other], after[:, own], after[:, other])
 
+    def position_probabilities(self, state: Any) -> np.ndarray:
+        """The player on turn's probabilities before its roll: over the 21 rolls, those of the
+        play pubeval makes (:func:`.pubeval.probabilities` of its score; exact for a won game)."""
+
+        def best(rolled: Any) -> np.ndarray:
+            scores = self.play_scores(rolled)
+            i = int(np.argmax(scores))
+            board, mover = rolled.play_boards()[i], rolled.turn
+            if scores[i] >= pubeval.WON:
+                result = k.win_type(board, mover)
+                return np.array(
+                    [1.0, result >= k.RESULT_GAMMON, result >= k.RESULT_BACKGAMMON, 0, 0]
+                )
+            own = slice(k.SIDE * mover, k.SIDE * mover + 25)
+            other = slice(k.SIDE * (1 - mover), k.SIDE * (1 - mover) + 25)
+            race = bool(pubeval.is_race(rolled.board[own], rolled.board[other]))
+            return pubeval.probabilities(board[own], board[other], race)
+
+        return cb.roll_average(state, best)
+
 
 class GnubgAgent(BackgammonPlayAgent):
     """GNU Backgammon's neural net at ``plies`` (0 = the plain net)."""
@@ -259,8 +281,15 @@ def _greedy(options: dict[str, Any], seed: int | None) -> Agent:
     return GreedyBackgammonAgent(seed)
 
 
-def _pubeval(options: dict[str, Any], seed: int | None) -> Agent:
-    return PubevalAgent(seed)
+def _pubeval(
+    options: dict[str, Any],
+    seed: int | None,
+    cube: str = "janowski",
+    cube_life: float = cb.DEFAULT_CUBE_LIFE,
+) -> Agent:
+    agent = PubevalAgent(seed)
+    agent.set_cube(cube, cube_life)
+    return agent
 
 
 def _gnubg(

@@ -11,13 +11,17 @@ own implementation (``gnubg_nn.pub_eval_score``) by ``release/derive_pubeval_wei
 module scores positions exactly like GNU Backgammon's, so the package's pubeval does not need
 the optional gnubg-nn package.
 
-Inputs for published point ``j`` (1..24), ``b = 5 * (j - 1)``, with ``n`` the mover's checkers
-there and ``o`` the opponent's on the same point: ``x[b] = [o == 1]``, ``x[b+1] = [n == 1]``,
-``x[b+2] = [n >= 2]``, ``x[b+3] = [n == 3]``, ``x[b+4] = (n - 3) / 2`` if ``n >= 4``;
-``x[120] = opponent's bar / 2``, ``x[121] = mover's borne-off / 15``. A position in which the
-mover has borne off every checker scores :data:`WON`. Boards are 25 counts per
-side from that side's own view (index 0..23 = points 1..24, 24 = bar), as in GNU Backgammon;
-published point ``j`` is the mover's index ``24 - j`` (GNU Backgammon's orientation).
+For cube decisions pubeval also gives cubeless probabilities (:func:`probabilities`) of the
+position after its play: the frequencies of the six results of the mover (lose a backgammon, a
+gammon, a single game; win one, a gammon, a backgammon) among the positions of pubeval's own
+self-play games with a similar value of one number (:func:`cube_feature`; the same class of
+position, race or contact, and the same of 40 quantile bins), counted by
+``release/fit_pubeval_cube.py`` (data ``agents/data/pubeval_cube.json``). In contact the number
+is pubeval's score; binned, not fitted, because its winning chances do not rise steadily with
+the score (self-play positions of the lowest tenth of scores win about as often as the middle
+ones). Its race score only ranks the plays of one roll: across positions it goes against the
+result (correlation -0.2 with winning in self-play races), so in races the number is the pip
+lead over the square root of the pip total (correlation 0.8).
 """
 
 from __future__ import annotations
@@ -48,6 +52,93 @@ def weights() -> dict[str, np.ndarray]:
         w.flags.writeable = False
         out[kind] = w
     return out
+
+
+#: the results of :func:`result_probabilities`, worst first: the mover loses a backgammon, a
+#: gammon, a single game, wins a single game, a gammon, a backgammon
+RESULTS = (
+    "lose_backgammon",
+    "lose_gammon",
+    "lose_single",
+    "win_single",
+    "win_gammon",
+    "win_backgammon",
+)
+#: a result model: per class of position, (bin edges, result frequencies per bin)
+Model = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+@functools.cache
+def calibration() -> Model:
+    """``{"race": (edges, results), "contact": (edges, results)}`` of :func:`probabilities`:
+    increasing bin edges of :func:`cube_feature` (B - 1) and the result frequencies (B, 6) of
+    each bin, rows summing to one, from ``agents/data/pubeval_cube.json`` (read-only)."""
+    text = resources.files("spieltisch.agents").joinpath("data/pubeval_cube.json").read_text()
+    data = json.loads(text)
+    out = {}
+    for kind in ("race", "contact"):
+        edges = np.asarray(data[kind]["edges"], dtype=np.float64)
+        results = np.asarray(data[kind]["results"], dtype=np.float64)
+        if (
+            results.ndim != 2
+            or results.shape != (edges.size + 1, len(RESULTS))
+            or np.any(np.diff(edges) <= 0)
+            or np.any(results < 0)
+            or not np.allclose(results.sum(axis=1), 1.0)
+        ):
+            raise ValueError(
+                f"pubeval_cube.json: '{kind}' needs increasing edges and one row of "
+                f"{len(RESULTS)} frequencies summing to 1 per bin"
+            )
+        edges.flags.writeable = False
+        results.flags.writeable = False
+        out[kind] = (edges, results)
+    return out
+
+
+def cube_feature(mover: np.ndarray, opponent: np.ndarray, race: bool | np.ndarray) -> np.ndarray:
+    """The number :func:`probabilities` maps to results, of positions the mover has just made
+    (not won ones): in ``race`` the pip lead over the square root of the pip total, else the
+    score with the contact weights."""
+    mover = np.asarray(mover)
+    opponent = np.asarray(opponent)
+    pips_mover = mover @ np.arange(1, 26)
+    pips_opponent = opponent @ np.arange(1, 26)
+    lead = (pips_opponent - pips_mover) / np.sqrt(np.maximum(pips_mover + pips_opponent, 1))
+    contact = inputs(mover, opponent) @ weights()["contact"]
+    return np.where(race, lead, contact)
+
+
+def result_probabilities(
+    features: np.ndarray, race: bool | np.ndarray, model: Model | None = None
+) -> np.ndarray:
+    """``(..., 6)`` probabilities of the mover's results (:data:`RESULTS`) for :func:`cube_feature`
+    values ``features`` of positions of the class ``race``: the frequencies of their bin in
+    ``model`` (default the package's, :func:`calibration`)."""
+    model = calibration() if model is None else model
+    values = np.asarray(features, dtype=np.float64)
+    race = np.broadcast_to(np.asarray(race, dtype=bool), values.shape)
+    out = np.empty((*values.shape, len(RESULTS)))
+    for kind, where in (("race", race), ("contact", ~race)):
+        edges, results = model[kind]
+        out[where] = results[np.searchsorted(edges, values[where], side="right")]
+    return out
+
+
+def probabilities(
+    mover: np.ndarray,
+    opponent: np.ndarray,
+    race: bool | np.ndarray,
+    model: Model | None = None,
+) -> np.ndarray:
+    """``(..., 5)`` cubeless probabilities ``(win, win gammon, win backgammon, lose gammon, lose
+    backgammon)`` (gammons include backgammons; the order of the TD nets and gnubg) of the mover
+    of positions it has just made, not won ones, whose position before the move was of the
+    class ``race`` (:func:`cube_feature`, :func:`result_probabilities`)."""
+    r = result_probabilities(cube_feature(mover, opponent, race), race, model)
+    return np.stack(
+        [r[..., 3:].sum(-1), r[..., 4:].sum(-1), r[..., 5], r[..., :2].sum(-1), r[..., 0]], axis=-1
+    )
 
 
 def inputs(mover: np.ndarray, opponent: np.ndarray) -> np.ndarray:
