@@ -622,13 +622,27 @@ def _backgammon_plays(
 ) -> dict[str, Any]:
     from spieltisch.envs.backgammon import rules as k
 
-    if state.phase != k.PH_MOVE:  # cube decisions: fixed rules, no evaluation
+    if state.phase != k.PH_MOVE:  # cube decisions: Janowski's formulas or never/always
+        probs = None
+        if getattr(agent, "cube_policy", None) == "janowski":
+            probs = agent.position_probabilities(state.clone())
+        if probs is None:
+            method = "cube decisions by rule: it never doubles and always takes"
+            note = "a cube decision: no evaluation"
+        else:
+            p, wg, wbg, lg, lbg = (float(v) for v in probs)
+            method = (
+                f"cube decisions by Janowski's formulas (cube life {agent.cube_life:g}) from its "
+                "cubeless probabilities of the player on roll"
+            )
+            note = (
+                f"win {p:.1%} (gammon {wg:.1%}, backgammon {wbg:.1%}), "
+                f"lose gammon {lg:.1%} (backgammon {lbg:.1%})"
+            )
         out = _result(
-            agent,
-            "cube decisions by rule: it never doubles and always takes",
-            chosen=int(copy.deepcopy(agent).act(observation, state.clone())),
-            note="a cube decision: no evaluation",
-        )
+            agent, method, chosen=int(copy.deepcopy(agent).act(observation, state.clone())),
+            note=note,
+        )  # fmt: skip
         out["moves"] = _action_moves("backgammon", legal)
         return out
     plays = state.legal_plays()

@@ -250,6 +250,12 @@ def test_backgammon_cube_and_no_move_and_network_agents() -> None:
     check(result, observation)
     assert result["chosen"] == action == bg.ROLL and result["note"]
     assert {m["notation"] for m in result["moves"]} == {"roll", "double"}
+    assert "Janowski" in result["method"] and result["note"].startswith("win ")
+    result, action, _ = analysed_then_act(
+        lambda: make_agent("pretrained:backgammon:cube=never", "backgammon", seed=0),
+        cube, observation,
+    )  # fmt: skip
+    assert result["chosen"] == action == bg.ROLL and "never doubles" in result["method"]
 
     stuck = BackgammonGame().state_from_text(BG_NO_MOVE)
     observation = observation_of(stuck)
