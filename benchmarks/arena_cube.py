@@ -8,10 +8,11 @@ Each pair plays ``--seeds`` seeds x both seat orders of backgammon with the doub
 (``-o cube=true``: money play, rewards = points x cube), the same dice for both orders of a
 seed. Pairs: ``gnubg`` (0-ply, ``cube=janowski``, cube life 0.68) against ``gnubg:cube=never``
 (never doubles, always takes), ``pretrained:backgammon`` likewise, ``gnubg`` against itself with
-cube life 0 and 1, ``gnubg`` against ``pretrained:backgammon``, both with the cube, and the shipped nets against
-``pubeval``, which decides by the same formulas from probabilities fitted to its own self-play
-results (``agents/data/pubeval_cube.json``), and against ``pubeval:cube=never`` (never doubles,
-always takes; the comparison recorded before pubeval had probabilities). Writes
+cube life 0 and 1, ``gnubg`` against ``pretrained:backgammon``, both with the cube, and the
+shipped nets against ``pubeval``, which decides by the same formulas from probabilities fitted to
+its own self-play results (``agents/data/pubeval_cube.json``), and against
+``pubeval:cube=never`` (never doubles, always takes; the comparison recorded before pubeval had
+probabilities). Writes
 ``benchmarks/results/backgammon_cube.json`` and ``.md``: mean points per game with a paired
 interval (one seed = one paired observation) and how often each side doubled, took and dropped.
 """

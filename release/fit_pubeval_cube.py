@@ -1,6 +1,6 @@
 """Fit pubeval's cubeless probabilities to the results of its own self-play games.
 
-    python release/fit_pubeval_cube.py [--games 10000] [--seed 0] [--out FILE]
+    python release/fit_pubeval_cube.py [--games 10000] [--seed 0] [--bins 40] [--out FILE]
 
 pubeval gives one score per position, not probabilities, so by itself it cannot make the cube
 decisions the other agents make from theirs (``agents/backgammon/cube.py``). This script plays
@@ -11,8 +11,8 @@ lost), and counts per class (race, contact) and per quantile bin of the feature 
 each result: the model of :func:`spieltisch.agents.backgammon.pubeval.result_probabilities`.
 The last fifth of the games is held out: the file records their log-loss and a calibration
 table (predicted against observed wins and gammons by decile of the prediction); the counts
-use only the other four fifths. Won positions (score
-``WON``) are exact and left out. Writes ``agents/data/pubeval_cube.json`` by default.
+use only the other four fifths. Won positions (score ``WON``) are exact and left out. Writes
+``agents/data/pubeval_cube.json`` by default.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from spieltisch.agents.backgammon import pubeval
+from spieltisch.agents.backgammon.baselines import PubevalAgent, board_sides
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
 from tqdm import tqdm
@@ -39,6 +40,7 @@ def self_play(games: int, seed: int, progress: bool = True) -> dict[str, np.ndar
     (:func:`pubeval.cube_feature`), ``race`` (class of the position before the move), ``result``
     (the mover's class 0..5) and ``game`` (index)."""
     engine = BackgammonGame()
+    player = PubevalAgent()
     features: list[float] = []
     races: list[bool] = []
     results: list[int] = []
@@ -51,15 +53,12 @@ def self_play(games: int, seed: int, progress: bool = True) -> dict[str, np.ndar
             if state.is_chance_node():
                 state.roll_dice(rng)
                 continue
-            mover = state.turn
-            own = slice(k.SIDE * mover, k.SIDE * mover + 25)
-            other = slice(k.SIDE * (1 - mover), k.SIDE * (1 - mover) + 25)
-            before, after = state.board, state.play_boards()
-            play = pubeval.play_scores(before[own], before[other], after[:, own], after[:, other])
+            mover, after = state.turn, state.play_boards()
+            play = player.play_scores(state, after)
             i = int(np.argmax(play))
             if play[i] < pubeval.WON:
-                race = bool(pubeval.is_race(before[own], before[other]))
-                features.append(float(pubeval.cube_feature(after[i, own], after[i, other], race)))
+                race = bool(pubeval.is_race(*board_sides(state.board, mover)))
+                features.append(float(pubeval.cube_feature(*board_sides(after[i], mover), race)))
                 races.append(race)
                 movers.append(mover)
             state.apply_play(i)
@@ -97,8 +96,7 @@ def calibration_table(
 ) -> list[dict[str, float]]:
     """Predicted against observed wins, gammons won and gammons lost by decile of the predicted
     win probability (held-out positions)."""
-    r = pubeval.result_probabilities(x, race, model)
-    probs = np.stack([r[:, 3:].sum(1), r[:, 4:].sum(1), r[:, :2].sum(1)], axis=1)
+    probs = pubeval.cubeless_of_results(pubeval.result_probabilities(x, race, model))[:, [0, 1, 3]]
     order = np.argsort(probs[:, 0], kind="stable")
     rows = []
     for part in np.array_split(order, 10):
@@ -114,10 +112,6 @@ def calibration_table(
             }
         )
     return rows
-
-
-def _cut_text(c: float) -> float | str:
-    return c if np.isfinite(c) else ("+inf" if c > 0 else "-inf")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -160,15 +154,12 @@ def main(argv: list[str] | None = None) -> None:
             "positions": int(train.sum()),
             "result_counts": np.bincount(data["result"][train], minlength=6).tolist(),
         }
-    test = held_out
-    probs = pubeval.result_probabilities(data["feature"][test], data["race"][test], fitted)
-    picked = probs[np.arange(test.sum()), data["result"][test]]
+    x, race, y = data["feature"][held_out], data["race"][held_out], data["result"][held_out]
+    picked = pubeval.result_probabilities(x, race, fitted)[np.arange(y.size), y]
     out["held_out"] = {
-        "positions": int(test.sum()),
+        "positions": int(y.size),
         "log_loss": round(float(-np.mean(np.log(np.maximum(picked, 1e-300)))), 4),
-        "calibration": calibration_table(
-            fitted, data["feature"][test], data["race"][test], data["result"][test]
-        ),
+        "calibration": calibration_table(fitted, x, race, y),
     }
     out["wall_s"] = round(time.time() - start, 1)
     out["cpu_s"] = round(time.process_time() - cpu, 1)

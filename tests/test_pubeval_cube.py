@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from spieltisch.agents.backgammon import cube as cb
 from spieltisch.agents.backgammon import pubeval
+from spieltisch.agents.backgammon.baselines import board_sides
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import BackgammonGame
@@ -25,12 +26,6 @@ def _fit_script():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _sides(board: np.ndarray, mover: int) -> tuple[np.ndarray, np.ndarray]:
-    own = board[k.SIDE * mover : k.SIDE * mover + 25]
-    other = board[k.SIDE * (1 - mover) : k.SIDE * (1 - mover) + 25]
-    return own, other
 
 
 def test_the_shipped_model_is_valid_and_races_follow_the_pip_lead() -> None:
@@ -48,14 +43,14 @@ def test_the_shipped_model_is_valid_and_races_follow_the_pip_lead() -> None:
 def test_features_of_drawn_positions() -> None:
     game = BackgammonGame(cube=True)
     state = game.state_from_text(RACE.format("roll"))
-    own, other = _sides(state.board, 0)
+    own, other = board_sides(state.board, 0)
     pips = state.pip_counts()  # the engine's own count: seat 0 on its 1..3 points, seat 1 all on 6
     assert pips[1] == 90
     lead = (pips[1] - pips[0]) / np.sqrt(pips[0] + pips[1])
     assert bool(pubeval.is_race(own, other))
     assert float(pubeval.cube_feature(own, other, True)) == pytest.approx(lead)
     start = game.new_initial_state().board
-    own, other = _sides(start, 0)
+    own, other = board_sides(start, 0)
     assert float(pubeval.cube_feature(own, other, False)) == pytest.approx(
         float(pubeval.score(own, other, race=False))
     )
@@ -85,9 +80,9 @@ def test_probabilities_are_consistent_on_random_positions() -> None:
                 continue
             boards = state.play_boards()
             i = int(rng.integers(len(boards)))
-            own, other = _sides(boards[i], state.turn)
+            own, other = board_sides(boards[i], state.turn)
             if own.sum() > 0:
-                race = bool(pubeval.is_race(*_sides(state.board, state.turn)))
+                race = bool(pubeval.is_race(*board_sides(state.board, state.turn)))
                 seen_race |= race
                 seen_contact |= not race
                 p, wg, wbg, lg, lbg = pubeval.probabilities(own, other, race)

@@ -12,8 +12,7 @@ parameters ``cube=janowski|never`` and ``cube_life=0.68`` (e.g. ``gnubg:plies=0,
 ``cube=never`` never doubles and always takes. ``pubeval`` decides by the same formulas from
 probabilities fitted to its self-play results (:func:`.pubeval.probabilities`); ``greedy``
 and ``random`` have no probabilities: they never double and always take. Without the cube these
-decisions never come
-up, so cubeless play is the same whatever the cube policy.
+decisions never come up, so cubeless play is the same whatever the cube policy.
 
 * ``pubeval`` -- Tesauro's published linear evaluation ("pubeval", 1993), with its weights as
   data (:mod:`spieltisch.agents.backgammon.pubeval`, ``agents/data/pubeval.json``): the play whose
@@ -155,6 +154,14 @@ class BackgammonPlayAgent(Agent):
         return index if index >= 0 else self.choose_play(state)
 
 
+def board_sides(board: np.ndarray, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(own, other)``: the 25 counts (points 1..24 from each side's own view, then the bar) of
+    ``seat`` and of its opponent in engine boards ``(..., 52)``, as pubeval reads them (views)."""
+    own = board[..., k.SIDE * seat : k.SIDE * seat + 25]
+    other = board[..., k.SIDE * (1 - seat) : k.SIDE * (1 - seat) + 25]
+    return own, other
+
+
 def _blots(boards: np.ndarray, seat: int) -> np.ndarray:
     own = boards[:, k.SIDE * seat : k.SIDE * seat + 24]
     return (own == 1).sum(axis=1)
@@ -226,30 +233,29 @@ class PubevalAgent(BackgammonPlayAgent):
             return 0
         return int(np.argmax(self.play_scores(state)))
 
-    def play_scores(self, state: Any) -> np.ndarray:
-        """pubeval's score of every legal play of ``state`` (:func:`pubeval.play_scores`)."""
-        before, after = state.board, state.play_boards()
-        own = slice(k.SIDE * state.turn, k.SIDE * state.turn + 25)
-        other = slice(k.SIDE * (1 - state.turn), k.SIDE * (1 - state.turn) + 25)
-        return pubeval.play_scores(before[own], before[other], after[:, own], after[:, other])
+    def play_scores(self, state: Any, boards: np.ndarray | None = None) -> np.ndarray:
+        """pubeval's score of every legal play of ``state`` (:func:`pubeval.play_scores`);
+        ``boards``: ``state.play_boards()`` if the caller has them already."""
+        after = state.play_boards() if boards is None else boards
+        before = board_sides(state.board, state.turn)
+        return pubeval.play_scores(*before, *board_sides(after, state.turn))
 
     def position_probabilities(self, state: Any) -> np.ndarray:
         """The player on turn's probabilities before its roll: over the 21 rolls, those of the
         play pubeval makes (:func:`.pubeval.probabilities` of its score; exact for a won game)."""
 
         def best(rolled: Any) -> np.ndarray:
-            scores = self.play_scores(rolled)
+            boards = rolled.play_boards()
+            scores = self.play_scores(rolled, boards)
             i = int(np.argmax(scores))
-            board, mover = rolled.play_boards()[i], rolled.turn
+            board, mover = boards[i], rolled.turn
             if scores[i] >= pubeval.WON:
                 result = k.win_type(board, mover)
                 return np.array(
                     [1.0, result >= k.RESULT_GAMMON, result >= k.RESULT_BACKGAMMON, 0, 0]
                 )
-            own = slice(k.SIDE * mover, k.SIDE * mover + 25)
-            other = slice(k.SIDE * (1 - mover), k.SIDE * (1 - mover) + 25)
-            race = bool(pubeval.is_race(rolled.board[own], rolled.board[other]))
-            return pubeval.probabilities(board[own], board[other], race)
+            race = bool(pubeval.is_race(*board_sides(rolled.board, mover)))
+            return pubeval.probabilities(*board_sides(board, mover), race)
 
         return cb.roll_average(state, best)
 

@@ -135,7 +135,14 @@ def probabilities(
     backgammon)`` (gammons include backgammons; the order of the TD nets and gnubg) of the mover
     of positions it has just made, not won ones, whose position before the move was of the
     class ``race`` (:func:`cube_feature`, :func:`result_probabilities`)."""
-    r = result_probabilities(cube_feature(mover, opponent, race), race, model)
+    features = cube_feature(mover, opponent, race)
+    return cubeless_of_results(result_probabilities(features, race, model))
+
+
+def cubeless_of_results(results: np.ndarray) -> np.ndarray:
+    """``(..., 5)`` ``(win, win gammon, win backgammon, lose gammon, lose backgammon)`` of
+    ``(..., 6)`` result probabilities (:data:`RESULTS`); gammons include backgammons."""
+    r = results
     return np.stack(
         [r[..., 3:].sum(-1), r[..., 4:].sum(-1), r[..., 5], r[..., :2].sum(-1), r[..., 0]], axis=-1
     )
