@@ -576,9 +576,11 @@ class TDValueAgent(BackgammonPlayAgent):
     rolls and its 1-ply best reply, for the ``keep`` best plays by 1-ply value (about 20x
     slower); ``ply=3``: over the opponent's 21 rolls, its best reply by 2-ply value among its
     ``reply_keep`` best by 1-ply value (move filtering at both levels; ``keep=4,reply_keep=2``
-    costs about 170x a 1-ply move). Cube (if on): Janowski's formulas on
-    :meth:`position_probabilities` by default (:class:`.baselines.BackgammonPlayAgent`,
-    ``set_cube``)."""
+    costs about 170x a 1-ply move). ``bearoff=True``: every play into a bear-off (both sides'
+    checkers all on their points 1..6) is valued from the bear-off database
+    (:mod:`.bearoff`) instead of by the net or the lookahead, and so is a bear-off before the
+    roll for the cube. Cube (if on): Janowski's formulas on :meth:`position_probabilities` by
+    default (:class:`.baselines.BackgammonPlayAgent`, ``set_cube``)."""
 
     name = "td"
 
@@ -589,8 +591,11 @@ class TDValueAgent(BackgammonPlayAgent):
         ply: int = 1,
         keep: int = 8,
         reply_keep: int = 2,
+        bearoff: bool = False,
     ) -> None:
         super().__init__(seed)
+        if not isinstance(bearoff, bool):
+            raise ValueError(f"bearoff must be true or false, got {bearoff!r}")
         if ply not in (1, 2, 3):
             raise ValueError(f"ply must be 1, 2 or 3, got {ply!r}")
         for name, n in (("keep", keep), ("reply_keep", reply_keep)):
@@ -601,6 +606,7 @@ class TDValueAgent(BackgammonPlayAgent):
         self.ply = ply
         self.keep = keep
         self.reply_keep = reply_keep
+        self.bearoff = bearoff
         self._scratch: tuple[np.ndarray, ...] | None = None
 
     def choose_play(self, state: Any) -> int:
@@ -610,8 +616,19 @@ class TDValueAgent(BackgammonPlayAgent):
 
     def play_values(self, state: Any) -> np.ndarray:
         """The mover's equity of every legal play of ``state``, as :meth:`choose_play` ranks
-        them (``ply`` > 1: plays outside the ``keep`` best have their 1-ply value minus 1000)."""
+        them (``ply`` > 1: plays outside the ``keep`` best have their 1-ply value minus 1000;
+        ``bearoff``: plays into a bear-off valued exactly)."""
         boards = np.ascontiguousarray(state.play_boards(), dtype=np.int32)
+        values = self._net_play_values(state, boards)
+        if self.bearoff:
+            from spieltisch.agents.backgammon import bearoff
+
+            outputs, exact = bearoff.afterstate_outputs(boards, state.turn)
+            for p in np.flatnonzero(exact):
+                values[p] = equity(outputs[p])
+        return values
+
+    def _net_play_values(self, state: Any, boards: np.ndarray) -> np.ndarray:
         if self.ply == 1:
             return evaluate_boards(self.params, boards, state.turn)
         if self._scratch is None:  # two levels of workspace and reply boards, made once
@@ -631,8 +648,16 @@ class TDValueAgent(BackgammonPlayAgent):
     def position_probabilities(self, state: Any) -> np.ndarray:
         """The five outputs for the player on turn of ``state`` before its roll (cube
         decisions, :mod:`.cube`): over the 21 rolls, the average of the outputs of the
-        afterstate with the best 1-ply equity (whatever ``ply``; :func:`.cube.roll_average`)."""
+        afterstate with the best 1-ply equity (whatever ``ply``; :func:`.cube.roll_average`);
+        with ``bearoff``, a bear-off's exact outputs."""
         from spieltisch.agents.backgammon.cube import roll_average
+
+        if self.bearoff:
+            from spieltisch.agents.backgammon import bearoff
+
+            board = np.ascontiguousarray(state.board, dtype=np.int32)
+            if bearoff.is_bearoff(board):
+                return bearoff.to_roll_outputs(board, state.turn)
 
         def best(rolled: Any) -> np.ndarray:
             boards = np.ascontiguousarray(rolled.play_boards(), dtype=np.int32)
@@ -663,7 +688,7 @@ def params_from_tensors(arch: TDArch, tensors: dict[str, Any], where: str) -> di
 
 def agent_from_checkpoint(ckpt: Any, seed: int | None = None, **params: Any) -> TDValueAgent:
     """A :class:`TDValueAgent` from a loaded checkpoint (:class:`agents.checkpoint.Checkpoint`);
-    ``params``: ``ply``, ``keep``, ``reply_keep``."""
+    ``params``: ``ply``, ``keep``, ``reply_keep``, ``bearoff``."""
     from spieltisch.agents.neural.checkpoint import CheckpointError
 
     where = ckpt._where()

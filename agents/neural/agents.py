@@ -250,7 +250,7 @@ def make_prefixed_agent(
     # algo: which shipped agent (pretrained:)
     known = {
         *("search", "leaves", "extend", "ply", "keep", "reply_keep", "cube", "cube_life", "weight"),
-        *("sims", "dets", "algo"),
+        *("sims", "dets", "algo", "bearoff"),
     }
     unknown = set(params) - known
     if unknown:
@@ -283,14 +283,15 @@ def make_prefixed_agent(
     from spieltisch.agents.backgammon import td_value
 
     if td_value.is_td_checkpoint(ckpt.meta):  # a TD value net: best afterstate, 1-ply
-        unknown = set(params) - {"ply", "keep", "reply_keep", "cube", "cube_life", "sims"}
+        lookahead = ("ply", "keep", "reply_keep", "bearoff")
+        unknown = set(params) - {*lookahead, "cube", "cube_life", "sims"}
         if unknown:
             raise ValueError(
                 f"{prefix}:{value}: a TD value net takes 'ply', 'keep' and 'reply_keep' "
-                "(lookahead), 'sims' (Gumbel search with chance nodes), 'cube' and 'cube_life' "
-                "(cube decisions)"
+                "(lookahead), 'bearoff' (exact bear-offs), 'sims' (Gumbel search with chance "
+                "nodes), 'cube' and 'cube_life' (cube decisions)"
             )
-        search = {key: v for key, v in params.items() if key in ("ply", "keep", "reply_keep")}
+        search = {key: v for key, v in params.items() if key in lookahead}
         cube = {key: v for key, v in params.items() if key in ("cube", "cube_life")}
         sims = 0
         if "sims" in params:  # sims=N: agents/backgammon/chance_search.py; sims=0: 1-ply
@@ -301,6 +302,7 @@ def make_prefixed_agent(
                 raise ValueError(
                     f"{prefix}:{value}: 'sims' (Gumbel search) and {sorted(search)} (the "
                     "lookahead) are two different searches: give one of them"
+                    + (" ('bearoff' is an option of the lookahead)" if "bearoff" in search else "")
                 )
         try:
             agent = td_value.agent_from_checkpoint(ckpt, seed=seed, **search)
@@ -312,10 +314,11 @@ def make_prefixed_agent(
         agent.set_cube(**cube)
         agent.name = _agent_label(prefix, value, algo, params, ":")
         return agent
-    if {"ply", "keep", "reply_keep", "cube", "cube_life"} & set(params):
+    if {"ply", "keep", "reply_keep", "bearoff", "cube", "cube_life"} & set(params):
         raise ValueError(
-            f"{prefix}:{value}: 'ply', 'keep' and 'reply_keep' (lookahead), 'cube' and "
-            "'cube_life' (cube decisions) are for TD value nets (backgammon)"
+            f"{prefix}:{value}: 'ply', 'keep' and 'reply_keep' (lookahead), 'bearoff' (exact "
+            "bear-offs), 'cube' and 'cube_life' (cube decisions) are for TD value nets "
+            "(backgammon)"
         )
     for needs_search in ("leaves", "extend"):
         if needs_search in params and "search" not in params:
