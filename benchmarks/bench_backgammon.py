@@ -16,7 +16,8 @@ rounds; each rate is the best round (the least disturbed by other processes), th
 recorded too, and rates per CPU-second (less sensitive to other processes on a shared machine;
 for the 2-thread batch they add up both threads). The batched engine is measured two ways:
 stepping (one decision per game per call, in steady state: finished games are restarted at
-once) and ``play_random`` (random rollouts: every game to its end in one call).
+once) and ``play_random`` (random rollouts: every game to its end in one call, one batch
+reset between the calls).
 
 The kernel limit: the compiled rules alone in one loop on one core (no Python, no batch: one
 state, roll, generate the plays, pick one, play it, restart at the end; numbers from a table),
@@ -178,19 +179,22 @@ def openspiel_loop(seed: int):
 
 # --- the batched engine -----------------------------------------------------------------------
 def batch_playouts(num_games: int, threads: int, seconds: float, seed: int) -> dict:
-    """Batches of ``num_games`` random games played to the end with ``play_random`` (random
-    rollouts: each thread plays whole games, no per-step barrier) until ``seconds`` pass."""
+    """Rounds of ``num_games`` random games played to the end with ``play_random`` (random
+    rollouts: each thread plays whole games, no per-step barrier) until ``seconds`` pass, on one
+    batch put back to the start with ``reset`` before each round, as a rollout loop reuses its
+    batch (its worker threads started once)."""
     game = BackgammonGame()
-    rng = np.random.default_rng(seed)
-    BackgammonBatch(game, 8, seed=0, threads=threads).play_random()  # warm up
+    batch = BackgammonBatch(game, num_games, seed=seed, threads=threads)
+    batch.play_random()  # warm up (loads the compiled code, starts the threads)
     games = 0
     start = time.perf_counter()
     cpu = time.process_time()
     while time.perf_counter() - start < seconds:
-        batch = BackgammonBatch(game, num_games, seed=rng, threads=threads)
+        batch.reset()
         batch.play_random()
         games += num_games
     wall = time.perf_counter() - start
+    batch.close()
     return {
         "games": games,
         "games_per_s": games / wall,
