@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from spieltisch.agents.backgammon import bearoff as bo
 from spieltisch.agents.backgammon import td_value as tv
+from spieltisch.agents.backgammon.rollout import rollout
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs.backgammon import BackgammonGame
 from spieltisch.envs.backgammon import rules as k
@@ -177,3 +178,26 @@ def test_bad_bearoff_parameters() -> None:
         make_agent("pretrained:backgammon:bearoff=true,sims=8", "backgammon")
     with pytest.raises(ValueError, match="are for TD value nets"):
         make_agent("pretrained:kalaha:bearoff=true", "kalaha")
+
+
+def test_rollouts_of_a_bearoff_agent_use_the_database() -> None:
+    agent = "pretrained:backgammon:algo=td_long,bearoff=true"
+    board = board_of((0, 1, 1, 2, 0, 1), (1, 0, 2, 0, 1, 0))
+    start = GAME.state_to_roll(board, 0)
+    # Truncated after one ply: the exact average over the 36 rolls of the database's value of
+    # the play the agent picks (its best by the database), standard error 0.
+    expected = 0.0
+    for (d1, d2), weight in zip(bo.ROLLS, bo.ROLL_WEIGHTS, strict=True):
+        state = start.clone()
+        state.set_dice(int(d1), int(d2))
+        outputs, exact = bo.afterstate_outputs(state.play_boards(), 0)
+        assert exact.all()
+        expected += weight * max(tv.equity(y) for y in outputs)
+    one_ply = rollout(start, agent, games=144, seed=3, truncate=1)
+    assert not one_ply.batched  # played as the agent plays, game by game
+    assert one_ply.equity.mean == pytest.approx(expected, abs=1e-12)
+    assert one_ply.equity.se == pytest.approx(0.0, abs=1e-12)
+    # Played out: within the standard error of the exact two-sided value.
+    full = rollout(start, agent, games=432, seed=3)
+    exact_win = win_to_roll(board.tobytes(), 0)
+    assert abs(full.win.mean - exact_win) <= 3 * full.win.se + 2e-3

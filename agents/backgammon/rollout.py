@@ -23,9 +23,10 @@ standard error.
 Agents: a name the registry knows (:func:`spieltisch.agents.registry.make_agent`: ``pubeval``,
 ``gnubg``, ``pretrained:backgammon``, ``checkpoint:PATH``, ...), an :class:`Agent`, or a pair
 ``(agent of the player on roll, agent of its opponent)``. The TD value nets at 1 ply (the
-shipped ``pretrained:backgammon``, TD checkpoints) play **batched**: many games at once on the
-batched engine (:class:`~spieltisch.envs.backgammon.batch.BackgammonBatch`), every game's
-legal plays valued in one call of the net per ply. Any other agent plays game by game through
+shipped ``pretrained:backgammon``, TD checkpoints; not with ``bearoff=true``) play
+**batched**: many games at once on the batched engine
+(:class:`~spieltisch.envs.backgammon.batch.BackgammonBatch`), every game's legal plays valued
+in one call of the net per ply. Any other agent plays game by game through
 the agent protocol (``agent.act(observation, state)``, one checker move per call, as the arena
 plays). Both ways play the same games from the same seed: a TD net gives identical results
 batched or not.
@@ -53,7 +54,8 @@ Variance reduction (each can be switched off, ``stratify=False``, ``duplicate=Fa
   common dice there would correlate the strata positively and add variance.)
 * **Truncation** (``truncate=N``, off by default): each game stops after ``N`` plies (turns)
   and is scored with the net's own five probabilities of the afterstate of the ``N``-th play
-  (from its mover's view, turned to the player on roll's), so a game costs at most ``N`` plies
+  (from its mover's view, turned to the player on roll's; a ``bearoff=true`` agent's are the
+  bear-off database's in a bear-off), so a game costs at most ``N`` plies
   and the dice of the rest of the game add no variance; the estimate then carries the net's
   bias. Only agents with a value estimate can do this: the TD value nets (each side's play
   scored by its own net); any other agent is refused with a ValueError. ``truncate=1`` with a
@@ -106,6 +108,8 @@ from typing import Any
 
 import numpy as np
 from spieltisch.agents.arena.stats import Z95
+from spieltisch.agents.backgammon.bearoff import afterstate_outputs as bearoff_afterstate_outputs
+from spieltisch.agents.backgammon.bearoff import is_bearoff
 from spieltisch.agents.backgammon.cube import flip
 from spieltisch.agents.backgammon.td_value import TDValueAgent, evaluate_boards, outputs_of
 from spieltisch.agents.base import Agent
@@ -327,7 +331,8 @@ def resolve_agents(
 
 
 def _batchable(agent: Agent) -> bool:
-    return isinstance(agent, TDValueAgent) and agent.ply == 1
+    # (exact bear-offs, ``bearoff=True``, are valued game by game, as the agent plays)
+    return isinstance(agent, TDValueAgent) and agent.ply == 1 and not agent.bearoff
 
 
 def _check_int(name: str, value: object, low: int) -> int:
@@ -422,14 +427,18 @@ def _result_outcome(winner: int, result: int, player: int) -> np.ndarray:
 
 
 def _afterstate_outcome(
-    params: dict[str, np.ndarray], board: np.ndarray, mover: int, player: int
+    params: dict[str, np.ndarray], board: np.ndarray, mover: int, player: int, bearoff: bool = False
 ) -> np.ndarray:
     """The net's five probabilities of afterstate ``board`` (``mover`` just played), for
-    ``player``: the exact result when the mover has borne off every checker."""
+    ``player``: the exact result when the mover has borne off every checker, and with
+    ``bearoff`` the bear-off database's in a bear-off (as a ``bearoff=True`` agent values it)."""
     board = np.ascontiguousarray(board[: k.BOARD_SIZE], dtype=np.int32)
     if board[k.SIDE * mover + k.OFF] == k.CHECKERS:
         return _result_outcome(mover, int(k.win_type(board, mover)), player)
-    y = np.asarray(outputs_of(params, board, mover), dtype=np.float64)
+    if bearoff and is_bearoff(board):
+        y = bearoff_afterstate_outputs(board[None], mover)[0][0]
+    else:
+        y = np.asarray(outputs_of(params, board, mover), dtype=np.float64)
     if mover == player:
         return y.copy()
     return np.array(flip(y))
@@ -571,8 +580,14 @@ def _play_one(
         if state.is_chance_node():
             if truncate is not None and plies >= truncate:
                 mover = 1 - state.turn
-                params = seat_agents[mover].params  # type: ignore[attr-defined]
-                return _afterstate_outcome(params, state.s, mover, player)
+                agent = seat_agents[mover]
+                return _afterstate_outcome(
+                    agent.params,
+                    state.s,
+                    mover,
+                    player,
+                    agent.bearoff,  # type: ignore[attr-defined]
+                )
             state.set_dice(*roll_dice(int(dice.rolls(plies - first_turn)[0])))
         seat = state.current_player
         agent = seat_agents[seat]
