@@ -134,6 +134,13 @@ def test_boards_that_are_not_bearoffs() -> None:
     assert exact.tolist() == [False, True, False]
     assert outputs[1].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]  # a single game: seat 1 has 13 off
     assert not outputs[[0, 2]].any()
+    # A won game outside a bear-off keeps its exact result: seat 1 on the bar is backgammoned.
+    backgammoned = board_of((0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0))
+    backgammoned[k.SIDE + k.BAR] = k.CHECKERS
+    backgammoned[k.SIDE + k.OFF] = 0
+    outputs, exact = bo.afterstate_outputs(backgammoned[None], 0)
+    assert exact.tolist() == [True]
+    assert outputs[0].tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="not a bear-off"):
         bo.to_roll_outputs(start, 0)
     with pytest.raises(ValueError, match="seat must be 0 or 1"):

@@ -40,6 +40,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from spieltisch.agents.backgammon.td_value import result_outputs
 from spieltisch.envs.backgammon import rules as k
 
 POINTS = 6
@@ -227,12 +228,7 @@ def _afterstate_outputs(boards, mover, binom, off, off_tail, first_tail, done, o
         row = boards[p]
         done[p] = True
         if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
-            gammon = k.win_type(row, mover) >= k.RESULT_GAMMON
-            out[p, 0] = 1.0
-            out[p, 1] = 1.0 if gammon else 0.0
-            out[p, 2] = 0.0  # the loser's checkers are all in its own home board
-            out[p, 3] = 0.0
-            out[p, 4] = 0.0
+            result_outputs(row, mover, out[p])
         elif is_bearoff(row):
             _race_outputs(row, 1 - mover, binom, off, off_tail, first_tail, y)
             out[p, 0] = 1.0 - y[0]

@@ -619,13 +619,15 @@ class TDValueAgent(BackgammonPlayAgent):
         them (``ply`` > 1: plays outside the ``keep`` best have their 1-ply value minus 1000;
         ``bearoff``: plays into a bear-off valued exactly)."""
         boards = np.ascontiguousarray(state.play_boards(), dtype=np.int32)
-        values = self._net_play_values(state, boards)
-        if self.bearoff:
-            from spieltisch.agents.backgammon import bearoff
+        if not self.bearoff:
+            return self._net_play_values(state, boards)
+        from spieltisch.agents.backgammon import bearoff
 
-            outputs, exact = bearoff.afterstate_outputs(boards, state.turn)
-            for p in np.flatnonzero(exact):
-                values[p] = equity(outputs[p])
+        outputs, exact = bearoff.afterstate_outputs(boards, state.turn)
+        # In a bear-off every play is exact: no net (or lookahead) to evaluate.
+        values = np.zeros(len(boards)) if exact.all() else self._net_play_values(state, boards)
+        for p in np.flatnonzero(exact):
+            values[p] = equity(outputs[p])
         return values
 
     def _net_play_values(self, state: Any, boards: np.ndarray) -> np.ndarray:
