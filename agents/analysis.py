@@ -660,24 +660,7 @@ def _backgammon_plays(
     value_meaning = "cubeless equity (points per game) of the best play for the player to move"
     note = None
     if _is(agent, "spieltisch.agents.backgammon.td_value", "TDValueAgent"):
-        from spieltisch.agents.backgammon.td_value import afterstate_outputs
-
-        outputs = afterstate_outputs(agent.params, boards, seat)
-        columns = {"equity": _equity(outputs), **_outputs_columns(outputs)}
-        order_by = columns["equity"]
-        shown = [_column("equity", "equity", _NUMBER), *_PROB_COLUMNS]
-        method = "the TD network's estimate of the position after each play"
-        if agent.ply == 2:
-            ranked = agent.play_values(state)
-            searched = np.where(ranked > -500.0, ranked, np.nan)
-            columns = {"equity_2ply": searched, **columns}
-            order_by = ranked
-            shown.insert(0, _column("equity_2ply", "2-ply equity", _NUMBER))
-            method += (
-                f"; 2-ply: the {agent.keep} best plays averaged over the opponent's 21 rolls "
-                "and best replies"
-            )
-        value = float(order_by[chosen])
+        columns, order_by, shown, method, value, note = _td_plays(agent, state, boards, chosen)
     elif _is(agent, "spieltisch.agents.backgammon.baselines", "GnubgAgent"):
         outputs = _gnubg_outputs(plays, seat)
         columns = {"equity": _equity(outputs), **_outputs_columns(outputs)}
@@ -730,6 +713,64 @@ def _backgammon_plays(
         extra = f"the best {MAX_PLAYS} of {len(plays)} legal plays are listed"
         out["note"] = f"{out['note']}; {extra}" if out["note"] else extra
     return out
+
+
+def _td_plays(agent: Any, state: Any, boards: np.ndarray, chosen: int) -> tuple:
+    """``(columns, order_by, shown, method, value, note)`` of a TD agent's plays: the net's
+    outputs after each play (a bear-off's exact ones with ``bearoff``) and what the agent ranks
+    by: its lookahead's equities (``ply`` 2 or 3), or the chance-node search's visits, values
+    and improved policy (``sims``)."""
+    from spieltisch.agents.backgammon.td_value import afterstate_outputs
+
+    seat = state.turn
+    outputs = afterstate_outputs(agent.params, boards, seat)
+    method = "the TD network's estimate of the position after each play"
+    note = None
+    if agent.bearoff:
+        from spieltisch.agents.backgammon import bearoff
+
+        exact_outputs, exact = bearoff.afterstate_outputs(boards, seat)
+        outputs[exact] = exact_outputs[exact]
+        if exact.any():
+            method += "; plays into a bear-off: exact, from the bear-off database"
+    columns = {"equity": _equity(outputs), **_outputs_columns(outputs)}
+    order_by = columns["equity"]
+    shown = [_column("equity", "equity", _NUMBER), *_PROB_COLUMNS]
+    if _is(agent, "spieltisch.agents.backgammon.chance_search", "TDSearchAgent"):
+        result = agent.run_search(state)
+        rows = slice(int(result.offsets[0]), int(result.offsets[1]))
+        searched = {"visits": result.visits[rows], "q": result.q[rows],
+                    "policy": result.policy[rows]}  # fmt: skip
+        columns = {**searched, **columns}
+        order_by = searched["policy"]
+        shown = [
+            _column("visits", "visits", _INT), _column("q", "Q", _NUMBER),
+            _column("policy", "improved policy", _PERCENT), *shown,
+        ]  # fmt: skip
+        method = (
+            f"chance-node search with {agent.sims} simulations over the TD network (the dice "
+            "as chance nodes): the visits and mean value (Q) of each play and the improved "
+            "policy it ends with, beside the network's estimate after each play"
+        )
+        return columns, order_by, shown, method, float(result.root_value[0, seat]), note
+    if agent.ply > 1:
+        ranked = agent.play_values(state)
+        key = f"equity_{agent.ply}ply"
+        columns = {key: np.where(ranked > -500.0, ranked, np.nan), **columns}
+        order_by = ranked
+        shown.insert(0, _column(key, f"{agent.ply}-ply equity", _NUMBER))
+        replies = (
+            "1-ply best replies"
+            if agent.ply == 2
+            else (f"best replies by 2-ply value among their {agent.reply_keep} best by 1-ply value")
+        )
+        method += (
+            f"; {agent.ply}-ply: the {agent.keep} best plays by 1-ply value averaged over the "
+            f"opponent's 21 rolls and its {replies}"
+        )
+    elif agent.bearoff:
+        order_by = agent.play_values(state)
+    return columns, order_by, shown, method, float(order_by[chosen]), note
 
 
 def _gnubg_outputs(plays: list, seat: int) -> np.ndarray:

@@ -229,6 +229,55 @@ def test_backgammon_play_agents_rank_whole_plays(name: str, text: str) -> None:
             assert m["equity"] == pytest.approx(equity)
 
 
+def bearoff_state(mover: tuple[int, ...], other: tuple[int, ...], dice: str):
+    from spieltisch.envs.backgammon.notation import sides_to_position_id
+
+    own, opp = np.zeros(25, dtype=np.int8), np.zeros(25, dtype=np.int8)
+    own[:6], opp[:6] = mover, other
+    return BackgammonGame().state_from_text(f"{sides_to_position_id(opp, own)} 0 {dice}")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "key"),
+    [
+        ("pretrained:backgammon:ply=3,keep=3,reply_keep=2", BG_OPENING, "equity_3ply"),
+        ("pretrained:backgammon:sims=4", BG_OPENING, "policy"),
+        ("pretrained:backgammon:bearoff=true", "bearoff 61", "equity"),
+        ("pretrained:backgammon:bearoff=true", "bearoff 42", "equity"),
+    ],
+)
+def test_backgammon_td_agents_show_what_they_rank_by(name: str, text: str, key: str) -> None:
+    """A lookahead, a search or the bear-off database: the panel lists the values the agent
+    chooses by (an analysis that showed the net's 1-ply numbers listed another play first)."""
+    from spieltisch.agents.backgammon import bearoff
+
+    if text.startswith("bearoff"):
+        state = bearoff_state((2, 2, 2, 2, 2, 3), (1, 1, 3, 3, 3, 2), text.split()[1])
+    else:
+        state = BackgammonGame().state_from_text(text)
+    observation = observation_of(state)
+    result, action, _ = analysed_then_act(
+        lambda: make_agent(name, "backgammon", seed=0), state, observation
+    )
+    check(result, observation)
+    moves = result["moves"]
+    ranked = [m[key] for m in moves if m[key] is not None]  # None: a play not searched
+    assert ranked == sorted(ranked, reverse=True) and ranked
+    plays = state.legal_plays()
+    assert plays[result["chosen"]].actions[0] == action
+    if key != "policy":  # the agent's best play heads the list
+        assert moves[0]["index"] == result["chosen"]
+        assert result["value"] == pytest.approx(ranked[0])
+    if key == "policy":
+        assert {"visits", "q"} <= set(moves[0]) and sum(m["visits"] for m in moves) <= 4
+        assert "chance-node search with 4 simulations" in result["method"]
+    if name.endswith("bearoff=true"):  # every play here bears off: exact values
+        outputs, exact = bearoff.afterstate_outputs(state.play_boards(), state.turn)
+        assert exact.all() and "bear-off database" in result["method"]
+        for m in moves:
+            assert m["win"] == pytest.approx(outputs[m["index"], 0], abs=1e-12)
+
+
 def test_backgammon_mid_turn_continues_the_chosen_play() -> None:
     state = BackgammonGame().state_from_text(BG_OPENING)
     agent = make_agent("greedy", "backgammon", seed=0)

@@ -449,5 +449,7 @@ def test_unreadable_records():
         GameRecord((*record.entries, Entry(1, "double", value=2))).replay()
     with pytest.raises(RecordFormatError, match="GM"):
         parse_sgf("(;FF[4]GM[1];W[31hefe])")
+    with pytest.raises(RecordFormatError, match="GM"):  # a Go move: the game is named first
+        parse_sgf("(;GM[1];B[aa])")
     with pytest.raises(RecordFormatError, match="SGF move"):
         parse_sgf("(;FF[4]GM[6];W[3hefe])")

@@ -66,6 +66,16 @@ def test_every_agent_plays_the_same_games_batched_or_not():
     assert one_by_one.equity == at_once.equity and one_by_one.win == at_once.win
 
 
+def test_a_search_agent_plays_its_search_not_the_batched_net():
+    # TDSearchAgent is a TD value net too: batched, it would silently play the 1-ply net.
+    searched = rollout(RACE, "pretrained:backgammon:sims=4", games=72, seed=3, truncate=3)
+    by_hand = rollout(RACE, "pretrained:backgammon:sims=4", games=72, seed=3, truncate=3,
+                      batched=False)  # fmt: skip
+    assert not searched.batched and searched.equity == by_hand.equity
+    with pytest.raises(ValueError, match="batched rollouts need"):
+        rollout(RACE, "pretrained:backgammon:sims=4", games=72, seed=3, batched=True)
+
+
 def test_a_won_position_is_exact():
     over = f"{sides_to_position_id(side({6: 15}), side({}))} 0 over"  # nothing off: a gammon
     result = rollout(over, games=10, seed=0)
@@ -169,6 +179,7 @@ def test_positions_as_states_and_position_ids():
         ({"agents": "human"}, "agent 'human' cannot play here"),
         ({"games": 0}, "games must be"),
         ({"seed": -1}, "seed must be"),
+        ({"seed": 2**63}, "seed must be below"),
         ({"truncate": 0}, "truncate must be"),
         ({"agents": "pubeval", "batched": True}, "batched rollouts need"),
     ],
@@ -214,6 +225,7 @@ def test_cli_happy_path(capsys):
         (["--position", RACE, "--agent", "nobody"], "unknown agent 'nobody'"),
         (["--position", RACE, "--games", "0"], "--games must be at least 1"),
         (["--position", RACE, "--truncate", "0"], "--truncate must be at least 1"),
+        (["--position", RACE, "--seed", str(2**63)], "--seed must be below 2**63"),
         (["--position", RACE, "--agent", "pubeval", "--truncate", "3"], "pubeval has none"),
     ],
 )

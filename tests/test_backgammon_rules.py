@@ -552,6 +552,8 @@ def test_game_parameters_are_checked():
         BackgammonGame(cube=True, max_cube=48)
     with pytest.raises(TypeError):
         BackgammonGame(max_cube="64")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs the doubling cube"):
+        BackgammonGame(max_cube=8)  # a cube limit on a cubeless game is a mistake, said so
     assert GAME.num_actions == 151 and CUBE.num_actions == 155
 
 

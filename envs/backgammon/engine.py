@@ -134,7 +134,8 @@ class BackgammonGame:
 
     ``cube``: play with the doubling cube (money play, no Jacoby rule); off by default.
     ``max_cube``: a player may double only while the cube is below this value (default 64;
-    a power of 2, at most 2**15 as in GNU Backgammon's match IDs).
+    a power of 2, at most 2**15 as in GNU Backgammon's match IDs; another value without
+    ``cube`` is refused).
     """
 
     cube: bool = False
@@ -157,6 +158,8 @@ class BackgammonGame:
             raise TypeError(f"max_cube must be an integer, got {self.max_cube!r}")
         if not 2 <= self.max_cube <= 2**15 or self.max_cube & (self.max_cube - 1):
             raise ValueError(f"max_cube must be a power of 2 from 2 to 32768, got {self.max_cube}")
+        if not self.cube and self.max_cube != 64:  # silently playing cubeless would mislead
+            raise ValueError(f"max_cube={self.max_cube} needs the doubling cube: set cube=True")
         object.__setattr__(
             self, "num_actions", k.NUM_ACTIONS_CUBE if self.cube else k.NUM_ACTIONS_NO_CUBE
         )

@@ -502,18 +502,19 @@ def parse_sgf(text: str) -> list[GameRecord]:
     records = []
     for number, body in enumerate(games, 1):
         props: dict[str, list[str]] = {}
-        entries: list[Entry] = []
+        moves: list[tuple[int, str]] = []
         for m in _SGF_PROPERTY.finditer(body):
             name = m.group(1)
             values = [_sgf_unescape(v) for v in _SGF_VALUE.findall(m.group(2))]
             if name in ("W", "B"):
-                entries.append(_sgf_entry("WB".index(name), values[0], number))
+                moves.append(("WB".index(name), values[0]))
             else:
                 props.setdefault(name, values)
-        if props.get("GM", ["6"])[0] != "6":
+        if props.get("GM", ["6"])[0] != "6":  # before the moves: another game's would not read
             raise RecordFormatError(
                 f"game {number}: GM[{props['GM'][0]}] is not backgammon (GM[6])"
             )
+        entries = [_sgf_entry(seat, value, number) for seat, value in moves]
         result = props.get("RE", [""])[0]
         m = re.fullmatch(r"([WB])\+(\d+)R?", result)
         if m:

@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-from spieltisch.agents.backgammon.rollout import DEFAULT_AGENT, rollout
+from spieltisch.agents.backgammon.rollout import DEFAULT_AGENT, SEED_LIMIT, rollout
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -106,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
                 f"spieltisch rollout: {name} must be at least {low}, got {value}", file=sys.stderr
             )
             return 2
+    if args.seed >= SEED_LIMIT:
+        print(f"spieltisch rollout: --seed must be below 2**63, got {args.seed}", file=sys.stderr)
+        return 2
     if args.truncate is not None and args.truncate < 1:
         print(
             f"spieltisch rollout: --truncate must be at least 1 ply, got {args.truncate}",
@@ -136,9 +139,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    for note in result.notes:
-        print(f"spieltisch rollout: {note}", file=sys.stderr)
-    if args.json:
+    if args.json:  # (the table prints its notes itself)
+        for note in result.notes:
+            print(f"spieltisch rollout: {note}", file=sys.stderr)
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(result.to_table())
