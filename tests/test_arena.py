@@ -200,6 +200,19 @@ def test_eval_refuses_bad_counts_and_output_paths_before_any_game(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("mode", ["pair", "one-vs-all", "round-robin"])
+def test_eval_refuses_a_pairing_mode_for_a_table(mode, capsys) -> None:
+    """The mode asked for was silently replaced by a table for 3-4 player HiLo."""
+    from spieltisch.train.cli import main
+
+    args = ["eval", "hilo", "--agents", "greedy", "random", "random", "-o", "num_players=3",
+            "--mode", mode, "--seeds", "1", "--no-progress"]  # fmt: skip
+    assert main(args) == 2
+    assert f"--mode {mode} pairs two agents; hilo with these options seats 3" in (
+        capsys.readouterr().err
+    )
+
+
 def test_parallel_workers_give_the_same_results() -> None:
     one = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=1)
     two = play_table("kalaha", ["greedy", "random"], seeds=6, options={"pits": 4}, workers=2)

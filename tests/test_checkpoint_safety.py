@@ -265,3 +265,20 @@ def test_no_library_code_reads_files_with_a_code_running_loader() -> None:
     ]
     assert not offenders, "loaders that can run code from a file:\n" + "\n".join(offenders)
     assert UNSAFE.search("x = torch.load(path)") and UNSAFE.search("yaml.load(text)")
+
+
+def test_a_network_relabelled_for_another_game_is_refused(tmp_path) -> None:
+    """A Kalaha network whose record says Hus loaded, then forfeited every game (and exported
+    as a Hus model of 6 actions): its sizes are checked against the game it names."""
+    from spieltisch.agents.neural.agents import load_network
+
+    source = Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "kalaha_ppo"
+    meta = json.loads(source.with_suffix(".json").read_text())
+    meta["game"], meta["game_options"] = "hus", {}
+    (tmp_path / "k.json").write_text(json.dumps(meta))
+    (tmp_path / "k.safetensors").write_bytes(source.with_suffix(".safetensors").read_bytes())
+    message = r"14 inputs and 6 actions, but hus with \{\} has 32 and 16"
+    with pytest.raises(ValueError, match=message):
+        make_agent(f"checkpoint:{tmp_path}/k", "hus")
+    with pytest.raises(CheckpointError, match=message):
+        load_network(f"checkpoint:{tmp_path}/k")

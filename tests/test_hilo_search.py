@@ -42,6 +42,12 @@ def test_registry_builds_the_search_agent_and_checks_parameters() -> None:
         make_agent("pretrained:hilo:search=2,leaves=10", "hilo")
     with pytest.raises(ValueError, match="'weight' is for HiLo search"):
         make_agent("pretrained:kalaha:search=2,weight=1", "kalaha")
+    # (a NaN weight was accepted and then forfeited every game; true was read as 1.0)
+    for weight in ("nan", "inf", "abc", "true"):
+        with pytest.raises(ValueError, match="weight must be a"):
+            make_agent(f"pretrained:hilo:search=2,weight={weight}", "hilo")
+    with pytest.raises(ValueError, match="weight must be a finite number"):
+        HiLoSearchAgent(untrained_net(HiLoGame()), {}, 2, value_weight=float("nan"))
 
 
 def test_search_plays_only_legal_moves_and_is_reproducible() -> None:

@@ -337,6 +337,10 @@ def test_two_ply_agent_plays_legal_games_and_parameters_are_checked() -> None:
     assert report.pairs[0].games == 2
     with pytest.raises(ValueError, match="ply must be 1, 2 or 3"):
         make_agent("pretrained:backgammon:ply=4", "backgammon")
+    with pytest.raises(ValueError, match="ply must be 1, 2 or 3, got True"):
+        make_agent("pretrained:backgammon:ply=true", "backgammon")
+    with pytest.raises(ValueError, match=r"plies must be 0\.\.3, got True"):
+        make_agent("gnubg:plies=true", "backgammon")
     with pytest.raises(ValueError, match="reply_keep must be a positive integer"):
         make_agent("pretrained:backgammon:ply=3,reply_keep=0", "backgammon")
     with pytest.raises(ValueError, match="'ply', 'keep' and 'reply_keep'"):

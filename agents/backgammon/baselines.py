@@ -267,8 +267,8 @@ class GnubgAgent(BackgammonPlayAgent):
 
     def __init__(self, seed: int | None = None, plies: int = 0) -> None:
         super().__init__(seed)
-        if plies not in (0, 1, 2, 3):
-            raise ValueError(f"plies must be 0..3, got {plies}")
+        if isinstance(plies, bool) or plies not in (0, 1, 2, 3):
+            raise ValueError(f"plies must be 0..3, got {plies!r}")
         self.plies = int(plies)
 
     def choose_play(self, state: Any) -> int:

@@ -596,7 +596,7 @@ class TDValueAgent(BackgammonPlayAgent):
         super().__init__(seed)
         if not isinstance(bearoff, bool):
             raise ValueError(f"bearoff must be true or false, got {bearoff!r}")
-        if ply not in (1, 2, 3):
+        if isinstance(ply, bool) or ply not in (1, 2, 3):
             raise ValueError(f"ply must be 1, 2 or 3, got {ply!r}")
         for name, n in (("keep", keep), ("reply_keep", reply_keep)):
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:

@@ -48,6 +48,7 @@ Cost: about 1 s of CPU per game with 16 samples (2 players).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,10 @@ class HiLoSearchAgent(Agent):
         self.num_players = int(game_options.get("num_players", 2))
         self.reward = str(game_options.get("reward", "coins"))
         self.samples = samples
+        if isinstance(value_weight, bool) or not isinstance(value_weight, int | float):
+            raise ValueError(f"weight must be a number, got {value_weight!r}")
+        if not math.isfinite(value_weight):
+            raise ValueError(f"weight must be a finite number, got {value_weight!r}")
         self.value_weight = float(value_weight)
         self.expand = int(expand)
         self.name = f"search{samples}"
@@ -215,7 +220,7 @@ def hilo_search_agent(ckpt: Any, params: dict[str, Any], seed: int | None) -> Hi
         raise ValueError(f"HiLo search takes 'search' and 'weight'; got {sorted(unknown)}")
     weight = params.get("weight", ckpt.meta.get("search_value_weight", DEFAULT_VALUE_WEIGHT))
     return HiLoSearchAgent(
-        ckpt.policy(), ckpt.game_options, params["search"], value_weight=float(weight), seed=seed
+        ckpt.policy(), ckpt.game_options, params["search"], value_weight=weight, seed=seed
     )
 
 

@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from spieltisch.agents.base import Agent
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from spieltisch.envs import options_with_defaults
@@ -178,6 +179,24 @@ class NetworkNameError(CheckpointError):
     """A name that does not name a network (:func:`load_network`)."""
 
 
+def _check_sizes(name: str, ckpt: Checkpoint) -> None:
+    """A policy network's input and action counts against the game it names (a network of
+    another game relabelled would load and then fail, or export, with the wrong sizes)."""
+    from spieltisch.envs import GAMES, make_batch
+
+    arch, game = ckpt.meta.get("arch"), ckpt.meta.get("game")
+    if not isinstance(arch, dict) or "observation_size" not in arch or game not in GAMES:
+        return  # a TD value net, or a record the architecture check reports
+    batch = make_batch(game, 1, **ckpt.game_options)
+    want = (int(np.prod(batch.observation_shape)), int(batch.num_actions))
+    got = (arch.get("observation_size"), arch.get("num_actions"))
+    if got != want:
+        raise CheckpointError(
+            f"{name}: a network of {got[0]} inputs and {got[1]} actions, but {game} with "
+            f"{ckpt.game_options} has {want[0]} and {want[1]}"
+        )
+
+
 def load_network(
     name: str, game_options: dict[str, Any] | None = None, game: str | None = None
 ) -> Checkpoint:
@@ -223,6 +242,7 @@ def load_network(
                 make_batch(ckpt.meta["game"], 1, **options)
         if game_options is not None:  # (None: whatever game it was trained on)
             _check_options(ckpt.game_options, options, name, ckpt.meta.get("game"))
+        _check_sizes(name, ckpt)
     except CheckpointError:
         raise
     except (ValueError, TypeError) as err:
@@ -277,6 +297,7 @@ def make_prefixed_agent(
         raise ValueError(f"unknown agent prefix {prefix!r}")
     try:
         ckpt = load_checkpoint(path, game, root=root)
+        _check_sizes(f"{prefix}:{value}", ckpt)
     except CheckpointError as err:
         raise ValueError(str(err)) from err
     _check_options(ckpt.game_options, game_options, f"{prefix}:{value}", game)

@@ -166,6 +166,15 @@ def run(args: argparse.Namespace) -> int:
                 check_output_path(path)
         if args.plot is not None:
             check_plot_format(args.plot)
+        if args.mode not in (None, "table"):  # a table of 3-4 seats plays as a table only
+            from spieltisch.envs import make
+
+            seats = len(make(args.game, **options).possible_agents)
+            if seats > 2:
+                raise ValueError(
+                    f"--mode {args.mode} pairs two agents; {args.game} with these options seats "
+                    f"{seats}: use --mode table (the default here)"
+                )
         mode = args.mode or ("pair" if len(args.agents) == 2 else "round-robin")
         opening = args.opening_plies
         if opening is None:
