@@ -68,6 +68,18 @@ def test_config_errors_name_the_key(tmp_path) -> None:
         build_config({"game": "chess"})
     with pytest.raises(ConfigError, match="KEY=VALUE"):
         build_config({}, ["lr"])
+    # accepted before: max_grad_norm 0 clipped every gradient to nothing, a run that never learnt
+    for key, value, message in [
+        ("max_grad_norm", "0", "must be positive"), ("clip_coef", "-1", "must be positive"),
+        ("vf_coef", "-1", "must be at least 0"), ("ent_coef", "-0.1", "must be at least 0"),
+        ("target_kl", "0", "must be positive"),
+    ]:  # fmt: skip
+        with pytest.raises(ConfigError, match=f"key '{key}' {message}"):
+            build_config({}, [f"{key}={value}"])
+    # a wrongly typed game option: the game's own TypeError, a traceback from the trainer before
+    for algorithm in ("ppo", "alphazero"):
+        with pytest.raises(ConfigError, match="key 'game_options': pits must be an integer"):
+            build_config({"algorithm": algorithm}, ["game_options.pits=abc"])
     for seed in ("-1", "1e20"):  # numpy's "expected non-negative integer", torch's overflow
         with pytest.raises(ConfigError, match=r"key 'seed' must be in \[0, 4294967295\]"):
             build_config({}, [f"seed={seed}"])
@@ -264,9 +276,12 @@ def test_other_evaluation_opponents_choose_the_best_afresh(tmp_path) -> None:
     # best stayed where it was against the old opponents, whose scores do not compare
     _run(tmp_path, "o", "stop_after_iterations=2")
     messages: list[str] = []
-    _run(tmp_path, "o", "stop_after_iterations=1", "eval_opponents=[greedy]", resume=True,
-         log=messages.append)  # fmt: skip
+    # a checkpoint before the next evaluation recorded best_score -Infinity, not JSON
+    _run(tmp_path, "o", "stop_after_iterations=1", "eval_opponents=[greedy]", "eval_interval=4",
+         "checkpoint_interval=1", resume=True, log=messages.append)  # fmt: skip
     assert any("the best policy is chosen afresh" in m for m in messages)
+    for meta in (tmp_path / "o" / "checkpoints").glob("*.json"):
+        json.loads(meta.read_text(), parse_constant=lambda c, m=meta: pytest.fail(f"{m}: {c}"))
     messages.clear()
     _run(tmp_path, "o", "stop_after_iterations=1", "eval_opponents=[greedy]", resume=True,
          log=messages.append)  # fmt: skip
@@ -502,3 +517,12 @@ def test_cuda_learner_without_cuda_is_a_clear_error(tmp_path) -> None:
         _run(tmp_path, "cuda", "device=cuda")
     with pytest.raises(ConfigError, match="'device' must be cpu, cuda or auto"):
         build_config({}, ["device=tpu"])
+
+
+def test_the_evaluation_line_counts_the_games_played(tmp_path) -> None:
+    # 3 asked, 2 played (a multiple of the seats): the line said 3
+    messages: list[str] = []
+    _run(tmp_path, "e", "stop_after_iterations=1", "eval_interval=1", "eval_games=3",
+         log=messages.append)  # fmt: skip
+    lines = [m for m in messages if "games per opponent" in m]
+    assert lines and all("2 games per opponent" in m for m in lines)

@@ -469,3 +469,15 @@ def test_a_second_stage_starts_from_a_shipped_net_by_name(
 def test_init_from_names_another_games_net_is_a_config_error(tmp_path: Path, name: str) -> None:
     with pytest.raises(ConfigError, match="init_from"):
         tiny(tmp_path, init_from=name)
+
+
+def test_a_start_net_may_be_named_as_checkpoint_path() -> None:
+    """init_from: checkpoint:PATH (as init_checkpoint takes it elsewhere) was read as a file
+    named 'checkpoint:PATH' that does not exist."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "backgammon"
+    arch, params, games = tv.load_td_net(f"checkpoint:{path}")
+    bare = tv.load_td_net(str(path))
+    assert (arch, games) == bare[0::2]
+    assert all(np.array_equal(params[k], bare[1][k]) for k in params)

@@ -73,9 +73,16 @@ from spieltisch.train.run_files import (
     optimizer_tensors,
     restore_optimizer,
 )
-from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
+from spieltisch.train.run_loop import (
+    Evaluation,
+    IterationTrainer,
+    best_score_from_json,
+    best_score_to_json,
+    run,
+)
 
-#: config keys that may differ between a run and its resumption (they do not change learning)
+#: config keys that may differ between a run and its resumption (they leave the steps so far
+#: alone; a new total also sets where a learning-rate schedule ends, from the resume point on)
 RESUMABLE_CHANGES = {
     *RESUMABLE_RUN_KEYS,
     "total_positions",
@@ -628,7 +635,7 @@ class AlphaZeroTrainer(IterationTrainer):
         meta["trainer"] = {
             "optimizer_param_groups": param_groups,
             "rng": state.rng.bit_generator.state,
-            "best_score": state.best_score,
+            "best_score": best_score_to_json(state.best_score),
             "replay_size": state.replay.size,
             "replay_next": state.replay.next,
         }
@@ -646,7 +653,7 @@ class AlphaZeroTrainer(IterationTrainer):
         state.iteration = int(meta["iteration"])
         state.global_step = int(meta["global_step"])
         state.metrics = dict(meta.get("metrics", {}))
-        state.best_score = float(trainer.get("best_score", -1.0))
+        state.best_score = best_score_from_json(trainer.get("best_score", -1.0))
 
 
 def train(

@@ -73,7 +73,13 @@ from spieltisch.train.run_files import (
     optimizer_tensors,
     restore_optimizer,
 )
-from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
+from spieltisch.train.run_loop import (
+    Evaluation,
+    IterationTrainer,
+    best_score_from_json,
+    best_score_to_json,
+    run,
+)
 from spieltisch.train.td import arena_eval, ppg_interval, td_net_meta
 
 #: the five value targets of a decision: the outcome for its mover
@@ -646,7 +652,7 @@ class BackgammonAlphaZeroTrainer(IterationTrainer):
         meta["trainer"] = {
             "optimizer_param_groups": param_groups,
             "rng": state.rng.bit_generator.state,
-            "best_score": state.best_score if math.isfinite(state.best_score) else None,
+            "best_score": best_score_to_json(state.best_score),
             "earlier_games": state.earlier_games,
         }
         save_checkpoint(path, meta, tensors)
@@ -670,8 +676,7 @@ class BackgammonAlphaZeroTrainer(IterationTrainer):
         state.earlier_games = int(trainer.get("earlier_games", 0))
         state.metrics = dict(meta.get("metrics", {}))
         state.seconds.update(meta.get("seconds", {}))
-        best = trainer.get("best_score")
-        state.best_score = -math.inf if best is None else float(best)
+        state.best_score = best_score_from_json(trainer.get("best_score"))
 
 
 def train(

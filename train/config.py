@@ -700,6 +700,17 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
             raise ConfigError(f"{source}: key {key!r} must be in [0, 1], got {getattr(cfg, key)}")
     if cfg.lr <= 0:
         raise ConfigError(f"{source}: key 'lr' must be positive, got {cfg.lr}")
+    # (max_grad_norm 0 clipped every gradient to nothing: a run that never learnt)
+    for key in ("clip_coef", "max_grad_norm"):
+        if not getattr(cfg, key) > 0:
+            raise ConfigError(f"{source}: key {key!r} must be positive, got {getattr(cfg, key)}")
+    for key in ("ent_coef", "vf_coef"):
+        if not getattr(cfg, key) >= 0:
+            raise ConfigError(f"{source}: key {key!r} must be at least 0, got {getattr(cfg, key)}")
+    if cfg.target_kl is not None and not cfg.target_kl > 0:
+        raise ConfigError(
+            f"{source}: key 'target_kl' must be positive (or null), got {cfg.target_kl}"
+        )
     if cfg.num_games < cfg.num_minibatches:
         raise ConfigError(f"{source}: key 'num_minibatches' must not exceed num_games")
     if not cfg.hidden or any(h < 1 for h in cfg.hidden):
@@ -898,8 +909,8 @@ def _check_backgammon_alphazero(cfg: AlphaZeroConfig, source: str) -> None:
 
 
 def _check_td_net_name(key: str, name: str, source: str) -> None:
-    """A key naming a TD value net to start from: a shipped one or a checkpoint's path (the
-    file itself is read, and checked, when the run starts)."""
+    """A key naming a TD value net to start from: a shipped one or a checkpoint's path, bare
+    or as ``checkpoint:PATH`` (the file itself is read, and checked, when the run starts)."""
     shipped = name == "pretrained:backgammon" or name.startswith("pretrained:backgammon:")
     if not name or (name.startswith("pretrained:") and not shipped):
         raise ConfigError(
@@ -955,7 +966,21 @@ def build_config(
     if "run_dir" not in data:  # runs/<game>_<algorithm> (a Hus config ran in runs/kalaha_ppo)
         game = data.get("game", cls.game)
         data["run_dir"] = f"runs/{game}_{algorithm}" if isinstance(game, str) else cls.run_dir
-    return _coerce(cls, data, source)
+    cfg = _coerce(cls, data, source)
+    _check_game_options_types(cfg, source)
+    return cfg
+
+
+def _check_game_options_types(cfg: RunConfig, source: str) -> None:
+    """The game's own checks of ``game_options`` (a wrongly typed value, ``pits: abc``, raised
+    TypeError from inside the trainer, a traceback); the trainers check the rest."""
+    from spieltisch.envs import BATCHES, make_batch
+
+    if cfg.game in BATCHES:
+        try:
+            make_batch(cfg.game, 1, **cfg.game_options)
+        except TypeError as err:
+            raise ConfigError(f"{source}: key 'game_options': {err}") from err
 
 
 def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> RunConfig:

@@ -69,7 +69,13 @@ from spieltisch.train.run_files import (
     optimizer_tensors,
     restore_optimizer,
 )
-from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
+from spieltisch.train.run_loop import (
+    Evaluation,
+    IterationTrainer,
+    best_score_from_json,
+    best_score_to_json,
+    run,
+)
 
 #: config keys that may differ between a run and its resumption (they do not change learning)
 RESUMABLE_CHANGES = {
@@ -168,7 +174,7 @@ def save_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
         "optimizer_param_groups": param_groups,
         "pool": pool_kinds,
         "rng": state.rng.bit_generator.state,
-        "best_score": state.best_score,
+        "best_score": best_score_to_json(state.best_score),
     }
     save_checkpoint(path, meta, tensors)
 
@@ -192,7 +198,7 @@ def restore_trainer(path: Path, cfg: PPOConfig, state: TrainerState) -> None:
     state.iteration = int(meta["iteration"])
     state.global_step = int(meta["global_step"])
     state.metrics = dict(meta.get("metrics", {}))
-    state.best_score = float(trainer.get("best_score", -1.0))
+    state.best_score = best_score_from_json(trainer.get("best_score", -1.0))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -653,8 +659,10 @@ class PPOTrainer(IterationTrainer):
         """The greedy policy against each of ``eval_opponents``; the score is the mean."""
         metrics: dict[str, float] = {}
         scores = []
+        played = num_games
         for name, opponent in self.eval_opponents.items():
             ev = evaluate_against(self.cfg, self.actor, opponent, num_games, seed)
+            played = int(ev["games"])  # (rounded to a multiple of the seats)
             metrics[f"eval/win_rate_vs_{name}"] = ev["win_rate"]
             metrics[f"eval/draw_rate_vs_{name}"] = ev["draw_rate"]
             metrics[f"eval/score_vs_{name}"] = ev["score"]
@@ -662,7 +670,7 @@ class PPOTrainer(IterationTrainer):
         metrics["eval/mean_score"] = self.last_eval = float(np.mean(scores))
         parts = [f"vs {n} {metrics[f'eval/score_vs_{n}']:.3f}" for n in self.eval_opponents]
         line = (
-            f"{self.position()}: score (wins + draws/2, {num_games} games per opponent) "
+            f"{self.position()}: score (wins + draws/2, {played} games per opponent) "
             f"{', '.join(parts)}; mean {metrics['eval/mean_score']:.3f}"
         )
         return Evaluation(metrics, score=metrics["eval/mean_score"], line=line)

@@ -88,6 +88,17 @@ def final_eval_seed(cfg: RunConfig) -> int:
     return cfg.seed * 1000 + 11
 
 
+def best_score_to_json(score: float) -> float | None:
+    """``best_score`` as checkpoint metadata: None for -inf (no evaluation since the
+    opponents changed), which strict JSON readers cannot read as a number."""
+    return score if math.isfinite(score) else None
+
+
+def best_score_from_json(value: Any) -> float:
+    """The inverse of :func:`best_score_to_json`."""
+    return -math.inf if value is None else float(value)
+
+
 @dataclass
 class Evaluation:
     """What a trainer's evaluation returns to the run loop."""
@@ -113,8 +124,9 @@ class Trainer(ABC):
     checkpoint_on_evaluation: bool = False
     """also write a checkpoint after every evaluation (it records the evaluation)"""
     resumable_keys: frozenset[str] = RESUMABLE_RUN_KEYS
-    """config keys that may differ between a run and its resumption (they do not change
-    learning); any other difference refuses the resume"""
+    """config keys that may differ between a run and its resumption (they leave the steps so
+    far alone; a new total also moves where a learning-rate schedule ends); any other
+    difference refuses the resume"""
 
     cfg: RunConfig
     metrics: dict[str, float]

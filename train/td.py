@@ -56,7 +56,8 @@ from spieltisch.train.config import RESUMABLE_RUN_KEYS, TDConfig, config_to_dict
 from spieltisch.train.run_files import checkpoint_dir, load_training_checkpoint
 from spieltisch.train.run_loop import Evaluation, StateTrainer, run
 
-#: config keys that may differ between a run and its resumption (they do not change learning)
+#: config keys that may differ between a run and its resumption (they leave the steps so far
+#: alone; a new total also sets where a learning-rate schedule ends, from the resume point on)
 RESUMABLE_CHANGES = {
     *RESUMABLE_RUN_KEYS,
     "total_games",

@@ -705,9 +705,9 @@ def agent_from_checkpoint(ckpt: Any, seed: int | None = None, **params: Any) -> 
 def load_td_net(name: str) -> tuple[TDArch, dict[str, np.ndarray], int]:
     """``(arch, params, games)`` of a TD value net named ``pretrained:backgammon`` (the shipped
     net; ``pretrained:backgammon:algo=td_features`` another shipped one) or by a checkpoint's
-    path: its architecture, weights and the self-play games behind it (its metadata's
-    ``games_total``, else ``games``, else 0). Raises CheckpointError saying why it is not
-    one."""
+    path (``checkpoint:PATH`` or PATH): its architecture, weights and the self-play games
+    behind it (its metadata's ``games_total``, else ``games``, else 0). Raises CheckpointError
+    saying why it is not one."""
     from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
 
     try:
@@ -720,8 +720,8 @@ def load_td_net(name: str) -> tuple[TDArch, dict[str, np.ndarray], int]:
                     "the shipped TD value nets are pretrained:backgammon[:algo=ALGORITHM]"
                 )
             path: Any = pretrained_path("backgammon", {}, params.get("algo"))
-        else:
-            path = name
+        else:  # a path, or checkpoint:PATH as the other trainers' init_checkpoint takes it
+            path = name.removeprefix("checkpoint:")
         start = load_checkpoint(path, "backgammon")
         if not is_td_checkpoint(start.meta):
             raise ValueError("it is not a TD value net (arch kind 'td_value')")

@@ -45,8 +45,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     start.add_argument(
         "--resume",
         action="store_true",
-        help="continue the run in run_dir from its newest complete checkpoint (the config may "
-        "differ only in keys that do not change learning, e.g. total_steps, eval_interval)",
+        help="continue the run in run_dir from its newest complete checkpoint, bit for bit (the "
+        "config may differ only in keys that leave the steps so far alone, e.g. "
+        "eval_interval; a new total_steps / total_positions / total_games extends or ends the "
+        "run early, and a learning-rate schedule then runs over the new total from where "
+        "the run is)",
     )
     start.add_argument(
         "--overwrite",
