@@ -972,14 +972,15 @@ def build_config(
 
 
 def _check_game_options_types(cfg: RunConfig, source: str) -> None:
-    """The game's own checks of ``game_options`` (a wrongly typed value, ``pits: abc``, raised
-    TypeError from inside the trainer, a traceback); the trainers check the rest."""
+    """The game's own checks of ``game_options``, at config time (a wrongly typed value,
+    ``pits: abc``, raised TypeError from inside the trainer, a traceback); the trainers check
+    what their algorithm allows."""
     from spieltisch.envs import BATCHES, make_batch
 
     if cfg.game in BATCHES:
         try:
             make_batch(cfg.game, 1, **cfg.game_options)
-        except TypeError as err:
+        except (TypeError, ValueError) as err:
             raise ConfigError(f"{source}: key 'game_options': {err}") from err
 
 
