@@ -967,11 +967,11 @@ def build_config(
         game = data.get("game", cls.game)
         data["run_dir"] = f"runs/{game}_{algorithm}" if isinstance(game, str) else cls.run_dir
     cfg = _coerce(cls, data, source)
-    _check_game_options_types(cfg, source)
+    _check_game_options(cfg, source)
     return cfg
 
 
-def _check_game_options_types(cfg: RunConfig, source: str) -> None:
+def _check_game_options(cfg: RunConfig, source: str) -> None:
     """The game's own checks of ``game_options``, at config time (a wrongly typed value,
     ``pits: abc``, raised TypeError from inside the trainer, a traceback); the trainers check
     what their algorithm allows."""

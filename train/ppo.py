@@ -77,7 +77,8 @@ from spieltisch.train.run_loop import (
     run,
 )
 
-#: config keys that may differ between a run and its resumption (they do not change learning)
+#: config keys that may differ between a run and its resumption (they leave the steps so far
+#: alone; a new total also sets where a learning-rate schedule ends, from the resume point on)
 RESUMABLE_CHANGES = {
     *RESUMABLE_RUN_KEYS,
     "total_steps",

@@ -47,7 +47,8 @@ from spieltisch.train.run_files import load_training_checkpoint
 from spieltisch.train.run_loop import Evaluation, IterationTrainer, run
 from spieltisch.train.td import arena_eval, checkpoint_evaluation, ppg_interval, td_net_meta
 
-#: config keys that may differ between a run and its resumption (they do not change learning)
+#: config keys that may differ between a run and its resumption (they leave the steps so far
+#: alone; a new total also sets where a learning-rate schedule ends, from the resume point on)
 RESUMABLE_CHANGES = {
     *RESUMABLE_RUN_KEYS,
     "total_positions",
