@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from spieltisch.agents.base import Agent, RandomAgent
-from spieltisch.envs import GAMES
+from spieltisch.envs import GAMES, check_options
 from spieltisch.envs._common.options import parse_key_value
 
 AgentFactory = Callable[[dict[str, Any], int | None], Agent]
@@ -148,6 +148,8 @@ def make_agent(
     :func:`check_agent_name`). ``checkpoint_root``: the folder ``checkpoint:PATH`` must lie in
     (PATH is then relative to it; ``..`` or links out of it are refused), for programs that
     load agents named by other people; None (the default) allows any path."""
+    if game_options:  # (a misspelt or mistyped option reached the agent, which ignored it)
+        check_options(game, game_options)
     prefix, sep, value = name.partition(":")
     if sep and prefix in PREFIX_AGENT_MODULES:
         module = importlib.import_module(PREFIX_AGENT_MODULES[prefix])

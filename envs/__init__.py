@@ -33,6 +33,7 @@ __all__ = [
     "env_module",
     "make",
     "make_batch",
+    "check_options",
     "options_with_defaults",
     "perfect_information",
     *GAMES.values(),
@@ -64,6 +65,15 @@ def options_with_defaults(game: str, options: dict[str, Any]) -> dict[str, Any]:
         if p.default is not inspect.Parameter.empty
     }
     return {**defaults, **options}
+
+
+def check_options(game: str, options: dict[str, Any]) -> None:
+    """Raises ValueError saying what is wrong if ``options`` are not env options of ``game``
+    (the env's own checks: an unknown name, a wrong type, a value out of range)."""
+    try:
+        env_module(game).env(**options)  # (env() names unknown options, with "did you mean")
+    except (TypeError, ValueError) as err:
+        raise ValueError(str(err)) from err
 
 
 def make(game: str, /, **options: Any) -> Any:

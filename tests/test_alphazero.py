@@ -144,6 +144,8 @@ def test_checkpoint_is_an_agent_with_and_without_search(tmp_path) -> None:
         make_agent(f"checkpoint:{path}:sims=4,dets=2", "kalaha", game_options=SMALL)
     with pytest.raises(ValueError, match="'dets' needs 'sims'"):
         make_agent(f"checkpoint:{path}:dets=2", "kalaha", game_options=SMALL)
+    with pytest.raises(ValueError, match="'dets' needs a search: sims=0 plays the raw"):
+        make_agent(f"checkpoint:{path}:sims=0,dets=2", "kalaha", game_options=SMALL)
 
 
 def test_init_checkpoint_starts_from_those_weights_and_resume_does_not_read_it(tmp_path) -> None:

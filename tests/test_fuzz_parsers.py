@@ -746,6 +746,9 @@ def agent_of_checkpoint(ckpt: Any) -> Agent:
 @fuzz_settings(100)
 @given(checkpoint=METADATA)
 @example(checkpoint=("kalaha", json.dumps({**seed_meta("kalaha"), "game_options": [1]})))
+@example(  # the game refused the options inside the size check: TypeError
+    checkpoint=("kalaha", json.dumps({**seed_meta("kalaha"), "game_options": {"pits": None}}))
+)
 @example(checkpoint=("kalaha", with_arch("kalaha", hidden=[10**9])))  # built 10**9 units
 @example(checkpoint=("kalaha", with_arch("kalaha", observation_size=float("inf"))))  # int(inf)
 @example(checkpoint=("kalaha", with_arch("kalaha", observation_scale=0)))  # divided by zero

@@ -521,6 +521,11 @@ def test_cli_time_limit_and_node_limit(capsys):
         assert bad[0] in capsys.readouterr().err
     assert main([*args, "--accuracy", "random", "--time-limit", "5"]) == 2
     assert "not to --accuracy" in capsys.readouterr().err
+    # the --accuracy options without --accuracy were silently ignored
+    for idle in (["--games", "50"], ["--opponents", "greedy"], ["--no-self-play"], ["--seed", "3"]):
+        assert main([*args, *idle]) == 2
+        err = capsys.readouterr().err
+        assert f"{idle[0]} applies to --accuracy AGENT" in err, err
 
 
 @pytest.mark.parametrize(

@@ -343,6 +343,10 @@ def test_two_ply_agent_plays_legal_games_and_parameters_are_checked() -> None:
         make_agent("gnubg:plies=true", "backgammon")
     with pytest.raises(ValueError, match="reply_keep must be a positive integer"):
         make_agent("pretrained:backgammon:ply=3,reply_keep=0", "backgammon")
+    # keep filters a 2- or 3-ply lookahead, reply_keep a 3-ply one: elsewhere they did nothing
+    for idle in ("keep=3", "ply=1,keep=3", "reply_keep=2", "ply=2,reply_keep=2"):
+        with pytest.raises(ValueError, match="filters the candidates of a deeper lookahead"):
+            make_agent(f"pretrained:backgammon:{idle}", "backgammon")
     with pytest.raises(ValueError, match="'ply', 'keep' and 'reply_keep'"):
         make_agent("pretrained:backgammon:search=2", "backgammon")
 

@@ -3,6 +3,8 @@ minimax over the single-game engine, which shares no code with the batched tree 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -317,6 +319,39 @@ def test_extend_option_errors() -> None:
         make_agent("alphabeta:depth=4,extend=99", "kalaha")
     with pytest.raises(ValueError, match="alpha-beta search, not of leaves"):
         make_agent("pretrained:kalaha:search=4,leaves=10,extend=2", "kalaha")
+    # Hus passes the turn on every move: extend was accepted and searched as extend=0
+    for hus_spec in ("alphabeta:depth=3,extend=2", "pretrained:hus:search=3,extend=2"):
+        with pytest.raises(ValueError, match="Hus has none"):
+            make_agent(hus_spec, "hus")
+    assert make_agent("alphabeta:depth=3,extend=0", "hus").extend == 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("pretrained:", "needs the game's name, e.g. pretrained:kalaha"),  # it loaded the default
+        ("pretrained:kalaha:search", "'search' has no value"),  # it said 'an agent for kalaha:s..'
+        ("pretrained:kalaha:search=4:extend", "'extend' has no value"),
+    ],
+)
+def test_pretrained_name_errors(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_agent(spec, "kalaha")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"pits": "abc"}, "pits must be an integer"),
+        ({"pitz": 4}, "did you mean 'pits'"),
+        ({"pits": -1}, "pits must be between"),
+    ],
+)
+@pytest.mark.parametrize("spec", ["alphabeta:depth=2", "random", "pretrained:kalaha"])
+def test_make_agent_checks_game_options(spec: str, options: dict, message: str) -> None:
+    """The Python API's game options get the env's checks (a misspelt option was ignored)."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_agent(spec, "kalaha", game_options=options)
 
 
 def test_alphabeta_improvement_targets_the_best_searched_moves() -> None:

@@ -975,12 +975,12 @@ def _check_game_options(cfg: RunConfig, source: str) -> None:
     """The game's own checks of ``game_options``, at config time (a wrongly typed value,
     ``pits: abc``, raised TypeError from inside the trainer, a traceback); the trainers check
     what their algorithm allows."""
-    from spieltisch.envs import BATCHES, make_batch
+    from spieltisch.envs import GAMES, check_options
 
-    if cfg.game in BATCHES:
+    if cfg.game in GAMES:
         try:
-            make_batch(cfg.game, 1, **cfg.game_options)
-        except (TypeError, ValueError) as err:
+            check_options(cfg.game, cfg.game_options)
+        except ValueError as err:
             raise ConfigError(f"{source}: key 'game_options': {err}") from err
 
 

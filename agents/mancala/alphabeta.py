@@ -577,6 +577,10 @@ class MancalaSearchAgent(Agent):
             raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
         if not 0 <= extend <= MAX_EXTEND:
             raise ValueError(f"extend must be between 0 and {MAX_EXTEND}, got {extend}")
+        if extend and kind == HUS:  # (it was accepted and searched exactly as extend=0)
+            raise ValueError(
+                "extend counts extra turns, and Hus has none (every move passes the turn)"
+            )
         if time_limit is not None and not 0 < time_limit < np.inf:  # NaN would search forever
             raise ValueError(f"time must be a positive number of seconds, got {time_limit}")
         if tt_bits != 0 and not 4 <= tt_bits <= 28:

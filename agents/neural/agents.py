@@ -187,7 +187,10 @@ def _check_sizes(name: str, ckpt: Checkpoint) -> None:
     arch, game = ckpt.meta.get("arch"), ckpt.meta.get("game")
     if not isinstance(arch, dict) or "observation_size" not in arch or game not in GAMES:
         return  # a TD value net, or a record the architecture check reports
-    batch = make_batch(game, 1, **ckpt.game_options)
+    try:
+        batch = make_batch(game, 1, **ckpt.game_options)
+    except (TypeError, ValueError) as err:  # (a record's options the game refuses: a traceback)
+        raise CheckpointError(f"{name}: its game options {ckpt.game_options}: {err}") from err
     want = (int(np.prod(batch.observation_shape)), int(batch.num_actions))
     got = (arch.get("observation_size"), arch.get("num_actions"))
     if got != want:
@@ -278,7 +281,16 @@ def make_prefixed_agent(
             f"{prefix}: agents take the parameters {sorted(known)}; got {sorted(unknown)}"
         )
     if prefix == "pretrained":
-        if value and value != game:
+        if not value:  # (it loaded the game's default agent, unlike every documented name)
+            raise ValueError(f"pretrained: needs the game's name, e.g. pretrained:{game}")
+        shipped, sep, rest = value.partition(":")
+        if sep:  # e.g. pretrained:kalaha:search, a parameter without its value
+            bare = next(p for p in rest.replace(",", ":").split(":") if "=" not in p)
+            raise ValueError(
+                f"pretrained:{value}: parameters are KEY=VALUE (e.g. pretrained:{shipped}:"
+                f"search=8); {bare!r} has no value"
+            )
+        if value != game:
             raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
         given = "algo" in params
         algo = params.pop("algo", None)
@@ -313,6 +325,19 @@ def make_prefixed_agent(
                 "nodes), 'cube' and 'cube_life' (cube decisions)"
             )
         search = {key: v for key, v in params.items() if key in lookahead}
+        # (keep and reply_keep were accepted, and did nothing, at a depth that does not filter)
+        ply = search.get("ply", 1)
+        for filtering, least in (("keep", 2), ("reply_keep", 3)):
+            if (
+                filtering in search
+                and "sims" not in params
+                and isinstance(ply, int)
+                and ply < least
+            ):
+                raise ValueError(
+                    f"{prefix}:{value}: '{filtering}' filters the candidates of a deeper "
+                    f"lookahead: it needs ply={least}" + (" or 3" if least == 2 else "")
+                )
         cube = {key: v for key, v in params.items() if key in ("cube", "cube_life")}
         sims = 0
         if "sims" in params:  # sims=N: agents/backgammon/chance_search.py; sims=0: 1-ply
@@ -359,6 +384,8 @@ def make_prefixed_agent(
         raise ValueError(f"{prefix}:{value}: 'weight' is for HiLo search (search=16,weight=2)")
     if "dets" in params and "sims" not in params:
         raise ValueError(f"{prefix}:{value}: 'dets' needs 'sims' (e.g. sims=16,dets=8)")
+    if "dets" in params and params.get("sims") == 0:  # (sims=0 plays the raw policy: no search)
+        raise ValueError(f"{prefix}:{value}: 'dets' needs a search: sims=0 plays the raw policy")
     if "sims" in params:
         if set(params) - {"sims", "dets"}:
             raise ValueError(f"{prefix}:{value}: 'sims' takes no other parameter but 'dets'")

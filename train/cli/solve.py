@@ -140,17 +140,27 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         metavar="AGENT",
         help="instead of solving: rate the moves of this registered agent against the solver",
     )
-    p.add_argument("--games", type=positive_int, default=10, help="--accuracy: games per opponent")
+    # (the --accuracy options default to None so that one given without --accuracy is named;
+    # ACCURACY_DEFAULTS fills them in)
+    p.add_argument(
+        "--games",
+        type=positive_int,
+        default=None,
+        help="--accuracy: games per opponent (default 10)",
+    )
     p.add_argument(
         "--opponents",
         nargs="*",
-        default=["random"],
+        default=None,
         metavar="AGENT",
         help="--accuracy: baseline opponents (default random); self-play is added",
     )
     p.add_argument("--no-self-play", action="store_true", help="--accuracy: skip self-play")
     p.add_argument(
-        "--seed", type=non_negative_int, default=0, help="--accuracy: seed of games and agents"
+        "--seed",
+        type=non_negative_int,
+        default=None,
+        help="--accuracy: seed of games and agents (default 0)",
     )
     p.add_argument(
         "--max-stones",
@@ -163,7 +173,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--opening-plies",
         type=non_negative_int,
-        default=0,
+        default=None,
         metavar="N",
         help="--accuracy: each game starts with N random moves (from the game's seed, not "
         "judged), as the arena's games do, so deterministic agents do not replay the same "
@@ -225,6 +235,10 @@ def _check_cache_dir(path: str | os.PathLike) -> None:
         ) from None
 
 
+#: the --accuracy options' defaults (the parser's are None, to tell a given option apart)
+ACCURACY_DEFAULTS = {"games": 10, "opponents": ["random"], "seed": 0, "opening_plies": 0}
+
+
 def run(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         if not args.quiet:
@@ -236,6 +250,26 @@ def run(args: argparse.Namespace) -> int:
         "--position": args.position is not None,
         "--move-values": args.move_values,
     }
+    accuracy_only = {
+        "--games": args.games is not None,
+        "--opponents": args.opponents is not None,
+        "--no-self-play": args.no_self_play,
+        "--seed": args.seed is not None,
+        "--max-stones": args.max_stones is not None,
+        "--opening-plies": args.opening_plies is not None,
+    }
+    if not args.accuracy and any(accuracy_only.values()):  # (they were silently ignored)
+        given = [name for name, on in accuracy_only.items() if on]
+        verb = "applies" if len(given) == 1 else "apply"
+        print(
+            f"spieltisch solve: {' and '.join(given)} {verb} to --accuracy AGENT (rating an "
+            "agent's moves), not to solving a position",
+            file=sys.stderr,
+        )
+        return 2
+    for name, default in ACCURACY_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     if args.accuracy and any(solving_only.values()):
         given = [name for name, on in solving_only.items() if on]
         verb = "applies" if len(given) == 1 else "apply"
