@@ -361,6 +361,23 @@ def test_the_resource_ledger_counts_every_session_up_to_its_last_checkpoint(
     assert len(json.loads((run_dir / "resources.json").read_text())["sessions"]) == 1
 
 
+class SlowBuildingToy(ToyTrainer):
+    """Spends about 0.3 CPU-seconds being built (as trainers compile kernels, load nets)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        end = time.process_time() + 0.3
+        while time.process_time() < end:
+            pass
+        super().__init__(*args, **kwargs)
+
+
+def test_the_resource_ledger_counts_the_trainers_construction(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run(SlowBuildingToy(config(run_dir)), log=lambda _: None)  # (it counted from run())
+    (session,) = json.loads((run_dir / "resources.json").read_text())["sessions"]
+    assert session["cpu_seconds"] >= 0.3 and session["wall_seconds"] >= 0.3, session
+
+
 def test_curves_are_drawn_from_the_logs_and_named_in_the_summary(tmp_path: Path) -> None:
     """``run_dir/curves.png`` (evaluations and losses against the progress units) is drawn from
     the TensorBoard logs; a picture that cannot be drawn is a warning, not the end of the run."""

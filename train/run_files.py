@@ -315,13 +315,20 @@ def _load_average() -> list[float] | None:
     return None if loads is None else [round(x, 2) for x in loads]
 
 
+def session_clock() -> tuple[float, float]:
+    """``(time.perf_counter(), cpu_seconds())`` now: where a :class:`ResourceLedger` session
+    starts counting."""
+    return time.perf_counter(), cpu_seconds()
+
+
 class ResourceLedger:
     """What a run cost, one entry per session (a start or a ``--resume``), in
     ``run_dir/resources.json``: the command, the git revision, the machine's cores and load
     average, and the session's wall and CPU seconds (this process, its threads and the worker
     processes it waited for; not Ray's workers), peak resident memory and the progress units it
     covered (``unit``, ``units_start``, ``units_end``); ``total`` sums the sessions (the peak
-    is their maximum).
+    is their maximum). A session counts from ``started`` (:func:`session_clock` when the
+    trainer was built) if given.
 
     :meth:`record` rewrites the file (atomically) after each checkpoint and at the end, so a
     killed session counts up to its last checkpoint, the point its run resumes from. A resumed
@@ -336,6 +343,7 @@ class ResourceLedger:
         units: int,
         unit: str,
         warn: Callable[[str], Any] | None = None,
+        started: tuple[float, float] | None = None,
     ) -> None:
         self.path = run_dir / RESOURCES
         self.sessions: list[dict[str, Any]] = []
@@ -350,8 +358,9 @@ class ResourceLedger:
                         f"warning: {self.path} is {why}; the run's cost is counted from this "
                         "session on"
                     )
-        self._wall0 = time.perf_counter()
-        self._cpu0 = cpu_seconds()
+        # started: (perf_counter, cpu_seconds) when the session began (the trainer's build:
+        # compiling kernels, loading nets), else now
+        self._wall0, self._cpu0 = started or session_clock()
         self.current: dict[str, Any] = {
             "command": shlex.join(sys.argv),
             "started": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -74,6 +74,7 @@ from spieltisch.train.run_files import (
     record_checkpoint,
     remove_leftover_temporaries,
     run_dir_lock,
+    session_clock,
     write_resolved_config,
 )
 
@@ -131,6 +132,15 @@ class Trainer(ABC):
     cfg: RunConfig
     metrics: dict[str, float]
     """the latest metrics (saved with every checkpoint)"""
+    built_at: tuple[float, float]
+    """:func:`~.run_files.session_clock` when construction began (set by ``__new__``, so every
+    trainer's ``__init__`` counts in the resource ledger: kernels compiled, nets loaded)"""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Trainer:
+        trainer = super().__new__(cls)
+        trainer.built_at = session_clock()
+        return trainer
+
     best_score: float
     """the best evaluation score so far (only read if :attr:`keep_best`)"""
 
@@ -387,7 +397,9 @@ def _run_locked(
         }
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     write_resolved_config(run_dir, cfg)
-    ledger = ResourceLedger(run_dir, resume, trainer.units, trainer.unit, warn=log)
+    ledger = ResourceLedger(
+        run_dir, resume, trainer.units, trainer.unit, warn=log, started=trainer.built_at
+    )
     writer, bar = open_logs(
         run_dir, cfg, trainer.total_units, trainer.units, trainer.unit, trainer.bar_smoothing
     )
