@@ -208,9 +208,18 @@ def test_eval_refuses_a_pairing_mode_for_a_table(mode, capsys) -> None:
     args = ["eval", "hilo", "--agents", "greedy", "random", "random", "-o", "num_players=3",
             "--mode", mode, "--seeds", "1", "--no-progress"]  # fmt: skip
     assert main(args) == 2
-    assert f"--mode {mode} pairs two agents; hilo with these options seats 3" in (
+    assert f"mode {mode!r} pairs two agents; hilo with these options seats 3" in (
         capsys.readouterr().err
     )
+    with pytest.raises(ValueError, match=f"mode {mode!r} pairs two agents"):  # the Python API too
+        evaluate("hilo", ["greedy", "random", "random"], 1, mode=mode, options={"num_players": 3})
+    # no mode: the table for 3 seats, a pair for two agents, a round robin for more
+    assert evaluate("hilo", ["greedy", "random", "random"], 1, options={"num_players": 3}).mode == (
+        "table"
+    )
+    assert evaluate("kalaha", ["greedy", "random"], 1, options={"pits": 3}).mode == "pair"
+    three = evaluate("kalaha", ["greedy", "random", "random"], 1, options={"pits": 3})
+    assert three.mode == "round-robin" and len(three.pairs) == 3
 
 
 def test_parallel_workers_give_the_same_results() -> None:

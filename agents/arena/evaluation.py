@@ -483,7 +483,7 @@ def evaluate(
     agents: Sequence[str],
     seeds: int,
     seed: int = 0,
-    mode: str = "pair",
+    mode: str | None = None,
     options: dict[str, Any] | None = None,
     opening_plies: int = 0,
     workers: int = 1,
@@ -496,7 +496,9 @@ def evaluate(
 ) -> ArenaReport:
     """Run the arena: ``seeds`` seeds x both seat orders per pair of agents (see
     :func:`pairings`), or, for a HiLo table of more than two players (``mode="table"``), all
-    seat orders of the listed agents. Raises ValueError before any game starts for an agent
+    seat orders of the listed agents. ``mode`` None: ``table`` for a table of more than two
+    seats, else ``pair`` for two agents and ``round-robin`` for more (a pairing mode for a
+    bigger table is refused). Raises ValueError before any game starts for an agent
     that cannot be made (an unknown name, listing the valid agents; a bad parameter; a missing
     checkpoint). ``move_time_limit``, ``first_move_time_limit`` and
     ``fail_fast``: see :func:`play_table`; the report's ``forfeits`` counts the games each agent
@@ -506,15 +508,22 @@ def evaluate(
     check_table_counts(seeds, seed, opening_plies, workers)
     for spec in agents:  # unattended: a person plays with spieltisch play
         check_agent_name(spec, game, human=False)
+    from spieltisch.envs import make
+
+    num_seats = len(make(game, **options).possible_agents)
+    if mode is None:
+        mode = "table" if num_seats > 2 else "pair" if len(agents) == 2 else "round-robin"
+    elif num_seats > 2 and mode != "table":  # (it was played as a table, under another name)
+        raise ValueError(
+            f"mode {mode!r} pairs two agents; {game} with these options seats {num_seats}: "
+            "use mode 'table' (the default there)"
+        )
     # Each agent built once here, so a bad parameter or a missing checkpoint fails before the
     # first game, not after the pairs before it have played (the workers build their own).
     for spec in dict.fromkeys(agents):
         make_agent(spec, game, seed=0, game_options=options)
     MoveTimer(move_time_limit, first_move_time_limit)  # bad limits fail before any game
-    from spieltisch.envs import make
-
-    num_seats = len(make(game, **options).possible_agents)
-    table_mode = num_seats > 2 or mode == "table"
+    table_mode = mode == "table"
     # the table's shape is checked before the journal is written (a refused run wrote its header)
     if table_mode and len(agents) != num_seats:
         raise ValueError(f"{game} with these options seats {num_seats} agents, got {len(agents)}")

@@ -101,8 +101,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=None,
         choices=("pair", "round-robin", "one-vs-all", "table"),
         help="pair (2 agents, default), round-robin (default for 3+ agents), "
-        "one-vs-all (the first against each other), table (HiLo with 3-4 players; every "
-        "distinct seat order, repeated agents pooled)",
+        "one-vs-all (the first against each other), table (HiLo with 3-4 players, the default "
+        "there; every distinct seat order, repeated agents pooled)",
     )
     p.add_argument(
         "--seeds",
@@ -166,21 +166,11 @@ def run(args: argparse.Namespace) -> int:
                 check_output_path(path)
         if args.plot is not None:
             check_plot_format(args.plot)
-        if args.mode not in (None, "table"):  # a table of 3-4 seats plays as a table only
-            from spieltisch.envs import make
-
-            seats = len(make(args.game, **options).possible_agents)
-            if seats > 2:
-                raise ValueError(
-                    f"--mode {args.mode} pairs two agents; {args.game} with these options seats "
-                    f"{seats}: use --mode table (the default here)"
-                )
-        mode = args.mode or ("pair" if len(args.agents) == 2 else "round-robin")
         opening = args.opening_plies
         if opening is None:
             opening = opening_plies(args.game)
         report = evaluate(
-            args.game, args.agents, args.seeds, args.seed, mode, options, opening,
+            args.game, args.agents, args.seeds, args.seed, args.mode, options, opening,
             args.workers, progress=not args.no_progress, move_time_limit=args.move_time_limit,
             first_move_time_limit=args.first_move_time_limit, fail_fast=args.fail_fast,
             journal=args.journal,
