@@ -205,6 +205,10 @@ def test_serve_names_a_taken_port_before_starting(capsys):
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in err
     assert "--port 0 for any free one" in err
+    # a name that does not resolve (it said "Unknown error -2", os.strerror of a lookup error)
+    assert main(["serve", "--host", "nonexistent.invalid", "--port", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot listen on nonexistent.invalid:0: " in err and "Unknown error" not in err, err
 
 
 def test_agent_names_and_configs_read_as_meant(tmp_path):

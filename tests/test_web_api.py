@@ -141,6 +141,15 @@ BAD_NEW_GAMES = [
     ({"game": "kalaha", "agents": ["pretrained:kalaha:sims=100000000", "random"]}, 400,
      "sims is at most 4096 here"),  # 12.7 GiB allocated before any time limit
     ({"game": "kalaha", "agents": ["alphabeta:depth=40", "random"]}, 400, "depth is at most"),
+    # found by a helper: searches that forfeit and compute on, or allocate gigabytes
+    ({"game": "kalaha", "agents": ["alphabeta:tt_bits=25", "random"]}, 400,
+     "tt_bits is at most 22 here"),  # 2**25 x 40 bytes allocated and cleared per game
+    ({"game": "kalaha", "agents": ["alphabeta:time=300", "random"]}, 400,
+     "time is at most 5 here"),  # the move's limit: it forfeited and searched on
+    ({"game": "hus", "agents": ["pretrained:hus:search=64", "random"]}, 400,
+     "search is at most 16"),
+    ({"game": "kalaha", "agents": ["perfect", "random"]}, 400,
+     "perfect solves boards of at most 48 stones here"),  # Kalah(6,6): out of its reach
 ]  # fmt: skip
 
 
@@ -158,6 +167,9 @@ def test_malformed_requests(client):
     assert "not JSON" in client.post("/api/sessions", content=b"{nope").json()["error"]
     assert client.post("/api/sessions", content=b"[1, 2]").status_code == 400
     assert client.post("/api/sessions", content=b"x" * 70000).status_code == 413
+    # a body without a length (chunked) is counted as it streams in
+    chunked = client.post("/api/sessions", content=iter([b"x" * 40000] * 3))
+    assert chunked.status_code == 413 and "over 65536 bytes" in chunked.json()["error"]
     assert client.get("/api/sessions/nope").status_code == 404
     assert client.post("/api/sessions/nope/agent").status_code == 404
     assert client.get("/api/nothing").status_code == 404
@@ -181,7 +193,11 @@ def test_other_sites_pages_and_host_names_are_refused():
     assert same.status_code == 200
     assert client.post("/api/sessions", content=body).status_code == 200  # no browser
     renamed = client.post("/api/sessions", content=body, headers={"host": "evil.example:8000"})
-    assert renamed.status_code == 400
+    assert renamed.status_code == 400  # JSON, as every error (it was plain text)
+    assert "not to 'evil.example:8000'" in renamed.json()["error"]
+    assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+    for name in ("localhost:8000", "LOCALHOST", "127.0.0.1"):
+        assert client.get("/api/games", headers={"host": name}).status_code == 200, name
     from spieltisch.train.cli.serve import allowed_hosts
 
     assert "localhost" in allowed_hosts("127.0.0.1") and allowed_hosts("0.0.0.0") is None
@@ -501,3 +517,20 @@ def test_backgammon_record_in_gnubg_match_format(client):
     assert r.status_code == 400 and "no .mat record" in r.json()["error"]
     kalaha = new_game(client, game="kalaha", agents=["random", "random"])
     assert client.get(f"/api/sessions/{kalaha['id']}/record?format=mat").status_code == 400
+
+
+def test_a_person_on_a_board_no_network_fits_is_analysed_by_alpha_beta(client):
+    """The default analysis of a person's seat was the shipped network, refused (400) on every
+    Kalaha board but 6x6 and 6x4: no analysis, and no solver values."""
+    view = new_game(client, game="kalaha", agents=["human", "random"], options={"pits": 4})
+    r = client.post(f"/api/sessions/{view['id']}/analysis", json={})
+    assert r.status_code == 200, r.json()
+    assert r.json()["agent"] == "alphabeta" and r.json()["solver"]["solved"] is True
+    shipped = new_game(client, game="kalaha", agents=["human", "random"])
+    r = client.post(f"/api/sessions/{shipped['id']}/analysis", json={})
+    assert r.status_code == 200 and r.json()["agent"] == "pretrained:kalaha"
+    # a network named outright is not replaced
+    r = client.post(f"/api/sessions/{view['id']}/analysis", json={"agent": "pretrained:kalaha"})
+    assert r.status_code == 400 and "pits=6" in r.json()["error"]
+    r = client.post(f"/api/sessions/{shipped['id']}/analysis", json={"agent": "perfect"})
+    assert r.status_code == 400 and "at most 48 stones" in r.json()["error"]

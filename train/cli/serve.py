@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import os
 import socket
 import sys
 from pathlib import Path
@@ -83,7 +82,8 @@ def listening_socket(host: str, port: int) -> socket.socket:
         return socket.create_server((address, port), family=family)
     except OSError as err:
         hint = " (another server? choose another --port, or --port 0 for any free one)"
-        reason = os.strerror(err.errno) if err.errno else str(err)
+        # (os.strerror of a name lookup's error, -2, said "Unknown error -2")
+        reason = err.strerror or str(err)
         raise OSError(f"cannot listen on {host}:{port}: {reason}"
                       + (hint if err.errno == errno.EADDRINUSE else "")) from err  # fmt: skip
 

@@ -48,8 +48,8 @@ from spieltisch.train.web.sessions import (
 )
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
@@ -73,11 +73,26 @@ def _check_origin(request: Request) -> None:
         raise RequestError(f"requests from {origin} are refused: use the page of this server", 403)
 
 
+async def _read_body(request: Request) -> bytes:
+    """The request's body, refused (413) as soon as it is known to be over :data:`MAX_BODY`:
+    from its Content-Length, else while it streams in (a 500 MB body was read whole, 1 GB of
+    the server's memory, before being refused)."""
+    too_big = RequestError(f"the request body is over {MAX_BODY} bytes", 413)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _parse_body(raw: bytes) -> dict[str, Any]:
     """A request's JSON body (an empty body is ``{}``); RequestError if it is not a JSON
-    object."""
-    if len(raw) > MAX_BODY:
-        raise RequestError(f"the request body is over {MAX_BODY} bytes", 413)
+    object (its size: :func:`_read_body`)."""
     if not raw.strip():
         return {}
     try:
@@ -89,6 +104,35 @@ def _parse_body(raw: bytes) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     return body
+
+
+def _host_name(header: str) -> str:
+    """The name in a Host header, without its port: ``"[::1]:8000"`` -> ``"[::1]"``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[: header.find("]") + 1]
+    name, _, port = header.rpartition(":")
+    return name if name and port.isdigit() else header
+
+
+class HostCheck:
+    """Refuses, with a JSON 400 like every other error, a request whose Host header names none
+    of ``allowed_hosts`` (a page elsewhere pointing its own name at this machine: DNS
+    rebinding). Starlette's TrustedHostMiddleware answered in plain text."""
+
+    def __init__(self, app: Any, allowed_hosts: tuple[str, ...]) -> None:
+        self.app = app
+        self.allowed = {name.lower() for name in allowed_hosts}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            header = Headers(scope=scope).get("host", "")
+            if _host_name(header) not in self.allowed:
+                error = (f"this server answers to the host names {sorted(self.allowed)}, not "
+                         f"to {header!r}")  # fmt: skip
+                await JSONResponse({"error": error}, status_code=400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _attachment(filename: str) -> dict[str, str]:
@@ -117,7 +161,7 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
             start = time.perf_counter()
             try:
                 _check_origin(request)
-                body = _parse_body(await request.body())
+                body = _parse_body(await _read_body(request))
                 result = await run_in_threadpool(handler, request, body)
                 response = result if isinstance(result, Response) else JSONResponse(result)
             except RequestError as err:
@@ -253,9 +297,7 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
     handlers = {404: not_found, 405: not_found, Exception: internal_error}
     middleware = []
     if settings.allowed_hosts is not None:
-        middleware.append(
-            Middleware(TrustedHostMiddleware, allowed_hosts=list(settings.allowed_hosts))
-        )
+        middleware.append(Middleware(HostCheck, allowed_hosts=settings.allowed_hosts))
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
     app.state.store = store
     app.state.settings = settings

@@ -42,7 +42,7 @@ from spieltisch.agents.registry import (
     make_agent,
     parse_agent_name,
 )
-from spieltisch.envs import GAMES, make
+from spieltisch.envs import GAMES, make, options_with_defaults
 from spieltisch.train.web.boards import board_view, check_web_options, legal_moves
 
 
@@ -78,10 +78,20 @@ class ServerSettings:
 #: the largest search a request may ask of an agent: the search is built before any time
 #: limit applies (sims=100000000 allocated 12.7 GiB), and a move over its limit is abandoned in
 #: a thread that still computes
-AGENT_PARAMETER_LIMITS = {"sims": 4096, "dets": 64, "search": 64, "depth": 16, "leaves": 10**6}
+AGENT_PARAMETER_LIMITS = {
+    "sims": 4096, "dets": 64, "search": 16, "depth": 16, "leaves": 10**6,
+    "tt_bits": 22,  # the table is allocated and cleared: tt_bits=28 took 10.7 GB per game
+}  # fmt: skip
+#: the most stones (both sides) of a Kalaha board the solver agent ``perfect`` may play here:
+#: Kalah(6,4)'s 48 (its first moves take tens of seconds; Kalah(6,6) is out of its reach, and
+#: the abandoned solve went on at a full core after the forfeit)
+PERFECT_MAX_STONES = 48
+#: who analyses a person's seat where no shipped network fits the board (a Kalaha board of 4
+#: pits, say); HiLo's person is always analysed by ``heuristic``
+FALLBACK_ANALYSTS = {"kalaha": "alphabeta", "hus": "alphabeta", "backgammon": "pubeval"}
 
 
-def _check_agent(spec: Any, game: str, settings: ServerSettings) -> str:
+def _check_agent(spec: Any, game: str, options: dict[str, Any], settings: ServerSettings) -> str:
     if not isinstance(spec, str) or not spec:
         raise RequestError(f"an agent is a name such as 'random' or 'human', got {spec!r}")
     try:
@@ -94,10 +104,20 @@ def _check_agent(spec: Any, game: str, settings: ServerSettings) -> str:
         )
     except ValueError as err:
         raise RequestError(str(err)) from None
-    for key, limit in AGENT_PARAMETER_LIMITS.items():
+    # (time: an alpha-beta move's seconds; beyond the move's limit it forfeits and searches on)
+    limits = {**AGENT_PARAMETER_LIMITS, "time": settings.move_time_limit}
+    for key, limit in limits.items():
         value = params.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > limit:
-            raise RequestError(f"agent {spec!r}: {key} is at most {limit} here, got {value}")
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > limit:
+            raise RequestError(f"agent {spec!r}: {key} is at most {limit:g} here, got {value}")
+    if base == "perfect":
+        board = options_with_defaults(game, options)
+        stones = 2 * board["pits"] * board["seeds"]
+        if stones > PERFECT_MAX_STONES:
+            raise RequestError(
+                f"perfect solves boards of at most {PERFECT_MAX_STONES} stones here (Kalah(6,4)); "
+                f"this one has {stones}: try alphabeta, or a smaller board"
+            )
     if base == "checkpoint" and settings.checkpoint_root is None:
         raise RequestError(
             "checkpoint: agents are off: start the server with --checkpoint-dir DIR to play "
@@ -187,7 +207,7 @@ class GameSession:
         seats = len(env.possible_agents)
         if not isinstance(specs, list) or len(specs) != seats:
             raise RequestError(f"{game} needs a list of {seats} agents, one per seat")
-        specs = [_check_agent(s, game, settings) for s in specs]
+        specs = [_check_agent(s, game, options, settings) for s in specs]
         if game == "hilo" and specs.count("human") > 1:
             raise RequestError("HiLo hides cards: at most one person can sit at the table")
         session = cls(
@@ -367,22 +387,29 @@ class GameSession:
 
     def analyst(self, spec: str | None) -> tuple[Agent, str, bool]:
         """The agent whose thoughts the analysis shows: ``spec``, or by default the agent of the
-        seat to move (a person's seat: the game's shipped agent), its name, and whether it is
-        new (made now: its first analysis may compile or load). Made once per session."""
+        seat to move (a person's seat: the game's shipped network, or where none fits the board
+        :data:`FALLBACK_ANALYSTS`' agent; HiLo: ``heuristic``), its name, and whether it is new
+        (made now: its first analysis may compile or load). Made once per session."""
         seat = self._seat_to_move()
+        shipped = None
         if spec is None:
             spec = self.agent_specs[seat]
             if spec == "human":
-                spec = f"pretrained:{self.game}" if self.game != "hilo" else "heuristic"
-        spec = _check_agent(spec, self.game, self.settings)
+                spec = shipped = f"pretrained:{self.game}" if self.game != "hilo" else "heuristic"
+        spec = _check_agent(spec, self.game, self.options, self.settings)
         if spec == "human":
             raise RequestError("a person cannot be analysed; name an agent")
         new = spec not in self.analysts
         if new:
             if len(self.analysts) >= 8:
                 raise RequestError("at most 8 analysing agents per game")
-            self.analysts[spec] = _make_agent(spec, self.game, self.seed, self.options,
-                                              self.settings)  # fmt: skip
+            try:
+                self.analysts[spec] = _make_agent(spec, self.game, self.seed, self.options,
+                                                  self.settings)  # fmt: skip
+            except RequestError:
+                if shipped is None or self.game not in FALLBACK_ANALYSTS:
+                    raise
+                return self.analyst(FALLBACK_ANALYSTS[self.game])  # no network fits the board
         return self.analysts[spec], spec, new
 
     def analysis_input(self) -> tuple[dict[str, np.ndarray], Any, int]:
