@@ -80,8 +80,11 @@ class SingleAgentEnv(gym.Env):
         self.render_mode = render_mode
         self._aec = make(game, render_mode=render_mode, **game_options)
         self._raw = self._aec.unwrapped
+        # the game's frame rate (Gymnasium's env checker warned that none was declared)
+        self.metadata = {**self.metadata, "render_fps": self._raw.metadata["render_fps"]}
         players = self._raw.num_players
-        if not (seat == "random" or (isinstance(seat, int | np.integer) and 0 <= seat < players)):
+        whole = isinstance(seat, int | np.integer) and not isinstance(seat, bool)  # (True: seat 1)
+        if not (seat == "random" or (whole and 0 <= seat < players)):
             raise ValueError(f"seat must be 0..{players - 1} or 'random', got {seat!r}")
         self.seat_option = seat if seat == "random" else int(seat)
         self.opponents = self._build_opponents(opponents, players - 1)
@@ -134,7 +137,9 @@ class SingleAgentEnv(gym.Env):
         if seed is None and self._seed is not None:
             seed, self._seed = self._seed, None  # the constructor's seed seeds the first reset
         super().reset(seed=seed)
-        for _ in range(_MAX_REDEALS):
+        # a given position is the same in every deal: no redeal (100 tries, then "deals")
+        fixed = options is not None and options.get("position") is not None
+        for _ in range(1 if fixed else _MAX_REDEALS):
             env_seed, side_seed, *opp_seeds = self.np_random.integers(
                 0, 2**63, size=2 + len(self.opponents)
             )
@@ -155,6 +160,11 @@ class SingleAgentEnv(gym.Env):
             moves, _ = self._play_opponents()
             if not self._done:
                 return self._observe(), self._info(moves)
+        if fixed:
+            raise ValueError(
+                f"the position {options['position']!r} ends before seat {self.seat} moves "
+                "(over already, or the opponents' moves from it finished the game)"
+            )
         raise RuntimeError(
             f"{self.game} with options {self.game_options}: the game ended before seat "
             f"{self.seat} could move in {_MAX_REDEALS} deals"

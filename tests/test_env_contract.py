@@ -141,6 +141,18 @@ def test_stepping_a_finished_game_raises(game):
 
 
 @pytest.mark.parametrize("game", list(GAMES))
+@pytest.mark.parametrize("illegal_action", ["raise", "terminate"])
+def test_global_state_is_not_implemented_as_pettingzoo_says(game, illegal_action):
+    """AECEnv.state() raises NotImplementedError where an env has no global state array; the
+    raw env's attribute ``state`` (the engine state) hid it, and env.state() raised TypeError."""
+    env = env_module(game).env(illegal_action=illegal_action)
+    env.reset(seed=0)
+    with pytest.raises(NotImplementedError, match=r"env\.unwrapped\.state"):
+        env.state()
+    assert env.unwrapped.state is not None  # the engine state, for spectators
+
+
+@pytest.mark.parametrize("game", list(GAMES))
 def test_reset_to_a_finished_position_ends_every_agent(game):
     env = make(game, {})
     env.reset(seed=1)

@@ -97,6 +97,24 @@ def test_a_value_that_is_no_action_raises_and_changes_nothing(illegal_action: st
     assert reward == 0 and not terminated
 
 
+def test_seats_and_positions_that_cannot_be_played_are_named() -> None:
+    with pytest.raises(ValueError, match="seat must be"):  # True was taken as seat 1
+        make_gym("kalaha", seat=True, pits=3, seeds=2)
+    env = make_gym("kalaha", seat=1, pits=3, seeds=2)
+    # seat 0's only move empties its side: the game ends before seat 1 moves (the same position
+    # was dealt again 100 times, and the error blamed the deals)
+    with pytest.raises(ValueError, match="ends before seat 1 moves"):
+        env.reset(options={"position": "0,0,1/5 2,2,2/0 0"})
+    env.reset(options={"position": "2,2,2/0 2,2,2/0 0"})  # a playable one still plays
+    assert env.action_masks().any()
+    # the game's frame rate is declared (Gymnasium's checker warned), the class's left alone
+    from spieltisch.envs import backgammon_v0
+
+    bg = make_gym("backgammon")
+    assert bg.metadata["render_fps"] == backgammon_v0.raw_env.metadata["render_fps"]
+    assert "render_fps" not in type(bg).metadata
+
+
 def test_hilo_renders_what_your_seat_knows() -> None:
     # the render was the public view: your own drawn card showed as ??
     env = make_gym("hilo", opponents=["random"], seat=0, seed=0, render_mode="ansi")

@@ -160,6 +160,15 @@ def test_accuracy_counts_distinct_games_and_opening_plies_vary_them(tmp_path):
     assert "(5 distinct)" in opened.summary() or "(6 distinct)" in opened.summary()
     with pytest.raises(ValueError, match="opening_plies"):
         move_accuracy("greedy", game, opening_plies=-1, **kwargs)
+    # openings that end every game leave no move judged: null in JSON, words in the text
+    # (NaN was written, which strict JSON parsers refuse, and "nan% optimal" printed)
+    ended = move_accuracy("greedy", KalahaGame(3, 2, "goki"), opening_plies=50, **{
+        **kwargs, "solver": KalahaSolver(KalahaGame(3, 2, "goki"), db_stones=2,
+                                         cache_dir=tmp_path, tt_bits=14)})  # fmt: skip
+    assert ended.total.moves == 0
+    text = json.dumps(ended.as_dict(), allow_nan=False)
+    assert json.loads(text)["total"]["optimal_share"] is None
+    assert "no moves judged" in ended.summary() and "nan" not in ended.summary()
 
 
 def test_judge_move_loss(tmp_path):

@@ -57,7 +57,21 @@ class AccuracyStats:
         self.skipped += other.skipped
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "optimal_share": self.optimal_share, "mean_loss": self.mean_loss}
+        """The counts and the two shares; the shares are None (JSON null) when no move was
+        judged (NaN, written as is, was not JSON)."""
+        judged = self.moves > 0
+        return {
+            **asdict(self),
+            "optimal_share": self.optimal_share if judged else None,
+            "mean_loss": self.mean_loss if judged else None,
+        }
+
+    def describe(self, loss_unit: str = "") -> str:
+        """``"97.5% optimal, mean loss 0.031"`` (with ``loss_unit`` after it), or that no
+        move was judged (it printed ``nan%``)."""
+        if not self.moves:
+            return "no moves judged"
+        return f"{100 * self.optimal_share:.1f}% optimal, mean loss {self.mean_loss:.3f}{loss_unit}"
 
 
 @dataclass
@@ -92,8 +106,7 @@ class AccuracyReport:
         lines = [
             f"{self.agent} on Kalah({self.game['pits']},{self.game['seeds']}) "
             f"{self.game['rules']}: {self.total.moves} moves in {self.total.games} games, "
-            f"{100 * self.total.optimal_share:.1f}% optimal, "
-            f"mean loss {self.total.mean_loss:.3f} stones per move"
+            f"{self.total.describe(' stones per move')}"
             + (f", {self.opening_plies} random opening plies a game" if self.opening_plies else "")
             + (
                 f" (positions with at most {self.max_stones} stones left; "
@@ -107,7 +120,7 @@ class AccuracyReport:
             lines.append(
                 f"  vs {name}: {s.moves} moves in {s.games} games"
                 + (f" ({distinct} distinct)" if distinct is not None else "")
-                + f", {100 * s.optimal_share:.1f}% optimal, mean loss {s.mean_loss:.3f}"
+                + f", {s.describe()}"
             )
         return "\n".join(lines)
 
@@ -228,7 +241,7 @@ def move_accuracy(
             if progress is not None:
                 progress(
                     f"  vs {opponent}: game {g + 1}/{games}, {stats.moves} moves judged, "
-                    f"{100 * stats.optimal_share:.1f}% optimal, {time.perf_counter() - t0:.1f} s"
+                    f"{stats.describe()}, {time.perf_counter() - t0:.1f} s"
                 )
         report.by_opponent[opponent] = stats
         report.distinct_games[opponent] = len(played)

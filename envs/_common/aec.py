@@ -339,3 +339,12 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         if self._has_reset and not self.agents:
             raise GameOverError("the game is over and every agent has left; call reset()")
         super().step(action)
+
+    def state(self) -> np.ndarray:
+        """PettingZoo's global state array, which these envs do not define: NotImplementedError,
+        as ``AECEnv.state`` raises (the raw env's attribute ``state``, the engine state, hid
+        that method, and ``env.state()`` raised TypeError: the state is not callable)."""
+        raise NotImplementedError(
+            f"{self.metadata.get('name', 'this env')} has no global state array; the engine "
+            "state is env.unwrapped.state (for spectators: it holds any hidden cards)"
+        )
