@@ -258,27 +258,20 @@ def run(args: argparse.Namespace) -> int:
         "--max-stones": args.max_stones is not None,
         "--opening-plies": args.opening_plies is not None,
     }
-    if not args.accuracy and any(accuracy_only.values()):  # (they were silently ignored)
-        given = [name for name, on in accuracy_only.items() if on]
+    # options of the other use: named, not ignored
+    unused = accuracy_only if not args.accuracy else solving_only
+    if given := [name for name, on in unused.items() if on]:
         verb = "applies" if len(given) == 1 else "apply"
-        print(
-            f"spieltisch solve: {' and '.join(given)} {verb} to --accuracy AGENT (rating an "
-            "agent's moves), not to solving a position",
-            file=sys.stderr,
+        where = (
+            "--accuracy AGENT (rating an agent's moves), not to solving a position"
+            if not args.accuracy
+            else "solving a position, not to --accuracy"
         )
+        print(f"spieltisch solve: {' and '.join(given)} {verb} to {where}", file=sys.stderr)
         return 2
     for name, default in ACCURACY_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
-    if args.accuracy and any(solving_only.values()):
-        given = [name for name, on in solving_only.items() if on]
-        verb = "applies" if len(given) == 1 else "apply"
-        print(
-            f"spieltisch solve: {' and '.join(given)} {verb} to solving a position, not to "
-            "--accuracy",
-            file=sys.stderr,
-        )
-        return 2
     try:
         game = KalahaGame(args.pits, args.seeds, args.rules)
         state = game.state_from_text(args.position) if args.position else None
