@@ -347,6 +347,12 @@ def test_two_ply_agent_plays_legal_games_and_parameters_are_checked() -> None:
     for idle in ("keep=3", "ply=1,keep=3", "reply_keep=2", "ply=2,reply_keep=2"):
         with pytest.raises(ValueError, match="filters the candidates of a deeper lookahead"):
             make_agent(f"pretrained:backgammon:{idle}", "backgammon")
+    p = tv.init_params(tv.TDArch(8), np.random.default_rng(7), 0.3)  # the Python API too
+    for idle in ({"keep": 3}, {"ply": 2, "reply_keep": 2}):
+        with pytest.raises(ValueError, match="filters the candidates of a deeper lookahead"):
+            tv.TDValueAgent(p, **idle)
+    default = tv.TDValueAgent(p, ply=3)
+    assert (default.keep, default.reply_keep) == (8, 2)
     with pytest.raises(ValueError, match="'ply', 'keep' and 'reply_keep'"):
         make_agent("pretrained:backgammon:search=2", "backgammon")
 

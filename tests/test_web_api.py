@@ -519,13 +519,16 @@ def test_backgammon_record_in_gnubg_match_format(client):
     assert client.get(f"/api/sessions/{kalaha['id']}/record?format=mat").status_code == 400
 
 
-def test_a_person_on_a_board_no_network_fits_is_analysed_by_alpha_beta(client):
+def test_a_person_on_a_board_no_network_fits_is_analysed_by_alpha_beta(app, client):
     """The default analysis of a person's seat was the shipped network, refused (400) on every
     Kalaha board but 6x6 and 6x4: no analysis, and no solver values."""
     view = new_game(client, game="kalaha", agents=["human", "random"], options={"pits": 4})
     r = client.post(f"/api/sessions/{view['id']}/analysis", json={})
     assert r.status_code == 200, r.json()
     assert r.json()["agent"] == "alphabeta" and r.json()["solver"]["solved"] is True
+    assert app.state.store.get(view["id"]).fallback_analyst == "alphabeta"  # decided once
+    again = client.post(f"/api/sessions/{view['id']}/analysis", json={})
+    assert again.status_code == 200 and again.json()["agent"] == "alphabeta"
     shipped = new_game(client, game="kalaha", agents=["human", "random"])
     r = client.post(f"/api/sessions/{shipped['id']}/analysis", json={})
     assert r.status_code == 200 and r.json()["agent"] == "pretrained:kalaha"

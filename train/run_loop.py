@@ -132,6 +132,8 @@ class Trainer(ABC):
     cfg: RunConfig
     metrics: dict[str, float]
     """the latest metrics (saved with every checkpoint)"""
+    best_score: float
+    """the best evaluation score so far (only read if :attr:`keep_best`)"""
     built_at: tuple[float, float]
     """:func:`~.run_files.session_clock` when construction began (set by ``__new__``, so every
     trainer's ``__init__`` counts in the resource ledger: kernels compiled, nets loaded)"""
@@ -140,9 +142,6 @@ class Trainer(ABC):
         trainer = super().__new__(cls)
         trainer.built_at = session_clock()
         return trainer
-
-    best_score: float
-    """the best evaluation score so far (only read if :attr:`keep_best`)"""
 
     @property
     @abstractmethod

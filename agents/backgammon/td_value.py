@@ -576,7 +576,8 @@ class TDValueAgent(BackgammonPlayAgent):
     rolls and its 1-ply best reply, for the ``keep`` best plays by 1-ply value (about 20x
     slower); ``ply=3``: over the opponent's 21 rolls, its best reply by 2-ply value among its
     ``reply_keep`` best by 1-ply value (move filtering at both levels; ``keep=4,reply_keep=2``
-    costs about 170x a 1-ply move). ``bearoff=True``: every play into a bear-off (both sides'
+    costs about 170x a 1-ply move; defaults 8 and 2, and either given at a ply it does not
+    filter is refused). ``bearoff=True``: every play into a bear-off (both sides'
     checkers all on their points 1..6) is valued from the bear-off database
     (:mod:`.bearoff`) instead of by the net or the lookahead, and so is a bear-off before the
     roll for the cube. Cube (if on): Janowski's formulas on :meth:`position_probabilities` by
@@ -589,8 +590,8 @@ class TDValueAgent(BackgammonPlayAgent):
         params: dict[str, np.ndarray],
         seed: int | None = None,
         ply: int = 1,
-        keep: int = 8,
-        reply_keep: int = 2,
+        keep: int | None = None,
+        reply_keep: int | None = None,
         bearoff: bool = False,
     ) -> None:
         super().__init__(seed)
@@ -598,9 +599,19 @@ class TDValueAgent(BackgammonPlayAgent):
             raise ValueError(f"bearoff must be true or false, got {bearoff!r}")
         if isinstance(ply, bool) or ply not in (1, 2, 3):
             raise ValueError(f"ply must be 1, 2 or 3, got {ply!r}")
-        for name, n in (("keep", keep), ("reply_keep", reply_keep)):
+        # None: the default (8, 2); a count given where the lookahead does not filter did nothing
+        for name, n, least in (("keep", keep, 2), ("reply_keep", reply_keep, 3)):
+            if n is None:
+                continue
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
                 raise ValueError(f"{name} must be a positive integer, got {n!r}")
+            if ply < least:
+                raise ValueError(
+                    f"'{name}' filters the candidates of a deeper lookahead: it needs "
+                    f"ply={least}" + (" or 3" if least == 2 else "")
+                )
+        keep = 8 if keep is None else keep
+        reply_keep = 2 if reply_keep is None else reply_keep
         names = PARAM_NAMES + (RACE_PARAM_NAMES if "rb1" in params else ())
         self.params = {n: np.ascontiguousarray(params[n], dtype=np.float64) for n in names}
         self.ply = ply

@@ -325,19 +325,6 @@ def make_prefixed_agent(
                 "nodes), 'cube' and 'cube_life' (cube decisions)"
             )
         search = {key: v for key, v in params.items() if key in lookahead}
-        # (keep and reply_keep were accepted, and did nothing, at a depth that does not filter)
-        ply = search.get("ply", 1)
-        for filtering, least in (("keep", 2), ("reply_keep", 3)):
-            if (
-                filtering in search
-                and "sims" not in params
-                and isinstance(ply, int)
-                and ply < least
-            ):
-                raise ValueError(
-                    f"{prefix}:{value}: '{filtering}' filters the candidates of a deeper "
-                    f"lookahead: it needs ply={least}" + (" or 3" if least == 2 else "")
-                )
         cube = {key: v for key, v in params.items() if key in ("cube", "cube_life")}
         sims = 0
         if "sims" in params:  # sims=N: agents/backgammon/chance_search.py; sims=0: 1-ply

@@ -163,6 +163,9 @@ class GameSession:
     message: str | None = None
     result: list[float] | None = None
     analysts: dict[str, Agent] = field(default_factory=dict)
+    #: who analyses a person's seat, once the shipped network was found not to fit the board
+    #: (None: try it; it was loaded and refused again on every analysis)
+    fallback_analyst: str | None = None
     states_before: list[Any] = field(default_factory=list)  # Hus: the state before each move
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_used: float = field(default_factory=time.monotonic)
@@ -394,7 +397,9 @@ class GameSession:
         shipped = None
         if spec is None:
             spec = self.agent_specs[seat]
-            if spec == "human":
+            if spec == "human" and self.fallback_analyst is not None:
+                spec = self.fallback_analyst
+            elif spec == "human":
                 spec = shipped = f"pretrained:{self.game}" if self.game != "hilo" else "heuristic"
         spec = _check_agent(spec, self.game, self.options, self.settings)
         if spec == "human":
@@ -409,7 +414,8 @@ class GameSession:
             except RequestError:
                 if shipped is None or self.game not in FALLBACK_ANALYSTS:
                     raise
-                return self.analyst(FALLBACK_ANALYSTS[self.game])  # no network fits the board
+                self.fallback_analyst = FALLBACK_ANALYSTS[self.game]  # no network fits the board
+                return self.analyst(self.fallback_analyst)
         return self.analysts[spec], spec, new
 
     def analysis_input(self) -> tuple[dict[str, np.ndarray], Any, int]:
