@@ -182,6 +182,8 @@ def test_positions_as_states_and_position_ids():
         ({"seed": 2**63}, "seed must be below"),
         ({"truncate": 0}, "truncate must be"),
         ({"agents": "pubeval", "batched": True}, "batched rollouts need"),
+        ({"agents": "pubeval", "threads": 2}, "threads=2 needs a batched rollout"),
+        ({"batched": False, "threads": 2}, "threads=2 needs a batched rollout"),
     ],
 )
 def test_bad_input_is_named(kwargs, message):
@@ -227,6 +229,7 @@ def test_cli_happy_path(capsys):
         (["--position", RACE, "--truncate", "0"], "--truncate must be at least 1"),
         (["--position", RACE, "--seed", str(2**63)], "--seed must be below 2**63"),
         (["--position", RACE, "--agent", "pubeval", "--truncate", "3"], "pubeval has none"),
+        (["--position", RACE, "--agent", "pubeval", "--threads", "2"], "needs a batched rollout"),
     ],
 )
 def test_cli_bad_input_exits_2(extra, message, capsys):

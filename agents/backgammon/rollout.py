@@ -732,6 +732,13 @@ def rollout(
             "batched rollouts need 1-ply TD value nets for both sides (pretrained:backgammon, "
             f"checkpoint:<a TD run>); got {names[0]} and {names[1]}"
         )
+    if threads > 1 and not batched:
+        # Game-by-game rollouts run on one thread: more would be silently ignored.
+        raise ValueError(
+            f"threads={threads} needs a batched rollout (1-ply TD value nets for both sides: "
+            f"pretrained:backgammon, checkpoint:<a TD run>); {names[0]} and {names[1]} play "
+            "game by game on one thread"
+        )
 
     notes: list[str] = []
     group = (NUM_ROLLS if stratify else 1) * (2 if duplicate else 1)

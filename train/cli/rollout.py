@@ -85,7 +85,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         type=int,
         default=1,
         metavar="N",
-        help="threads of the batched rollout (default 1)",
+        help="threads of the batched rollout (default 1; game-by-game agents play on one)",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
