@@ -23,6 +23,18 @@ from spieltisch.agents.arena.provenance import peak_rss_gib
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1 (a count of rounds, games, workers), so that
+    ``--rounds 0`` is a usage error, not a traceback from an empty median."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """Add ``--quick`` and ``--results-dir`` to a script's ``parser``."""
     parser.add_argument(

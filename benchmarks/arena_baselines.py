@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--games", nargs="+", default=list(PLAN))
+    ap.add_argument("--games", nargs="+", default=list(PLAN), choices=list(PLAN))
     add_run_options(ap)
     args = ap.parse_args()
     # Kalaha's and Hus's baselines are alpha-beta searches, which compile for half a minute

@@ -22,7 +22,7 @@ from _common import add_run_options, command_line, result_path, shrink_if_quick,
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.agents.backgammon import bearoff
 from spieltisch.agents.backgammon.td_value import equity
-from spieltisch.agents.registry import make_agent
+from spieltisch.agents.registry import check_agent_name, make_agent
 from spieltisch.envs.backgammon import BackgammonGame
 
 
@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=5)
     add_run_options(parser)
     args = parser.parse_args(argv)
+    try:  # an unknown agent is a usage error, not a traceback (prefixed names load later)
+        check_agent_name(args.agent, "backgammon", human=False)
+    except ValueError as err:
+        parser.error(str(err))
     shrink_if_quick(args, games=3)
     start = time.perf_counter()
     result = measure(args.agent, args.games, args.seed)

@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from _common import add_run_options, shrink_if_quick, write_results
+from _common import add_run_options, positive_int, shrink_if_quick, write_results
 from spieltisch.agents.arena.provenance import load_average_text
-from spieltisch.agents.neural.checkpoint import load_checkpoint
+from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
 from spieltisch.agents.neural.gumbel_search import GumbelSearch, policy_evaluator
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.train.alphazero import search_config, self_play
@@ -199,15 +199,20 @@ def markdown(results: dict[str, Any]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkpoint", type=Path, help="the network (default: untrained)")
-    ap.add_argument("--sims", type=int, nargs="+", default=[16, 64])
-    ap.add_argument("--games", type=int, default=128)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--sims", type=positive_int, nargs="+", default=[16, 64])
+    ap.add_argument("--games", type=positive_int, default=128)
+    ap.add_argument("--rounds", type=positive_int, default=3)
     ap.add_argument("--device", default="cpu", help="the network's: cpu, cuda or auto")
-    ap.add_argument("--memory-games", type=int, default=1024)
-    ap.add_argument("--memory-sims", type=int, default=64)
+    ap.add_argument("--memory-games", type=positive_int, default=1024)
+    ap.add_argument("--memory-sims", type=positive_int, default=64)
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp"))
     add_run_options(ap)
     args = ap.parse_args()
+    if args.checkpoint is not None:  # a wrong path is a usage error, not a traceback
+        try:
+            load_checkpoint(args.checkpoint)
+        except CheckpointError as err:
+            ap.error(str(err))
     shrink_if_quick(args, sims=[2, 4], games=4, rounds=1, memory_games=4, memory_sims=2)
     results = {
         "throughput": throughput(args),

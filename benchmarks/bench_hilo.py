@@ -23,6 +23,7 @@ from _common import (
     add_run_options,
     command_line,
     interleaved,
+    positive_int,
     result_path,
     shrink_if_quick,
     write_json,
@@ -109,8 +110,10 @@ def aec_steps(make_env, seconds: float, seed: int = 0) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the AEC envs")
-    parser.add_argument("--batch", type=int, default=4096, help="games per batch")
+    parser.add_argument(
+        "--rounds", type=positive_int, default=5, help="interleaved rounds of the AEC envs"
+    )
+    parser.add_argument("--batch", type=positive_int, default=4096, help="games per batch")
     parser.add_argument("--out", type=Path, help="default: hilo.json in --results-dir")
     add_run_options(parser)
     args = parser.parse_args()

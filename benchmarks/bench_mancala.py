@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import add_run_options, interleaved, write_results
+from _common import add_run_options, interleaved, positive_int, write_results
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.envs import hus_v0, kalaha_v0
 from spieltisch.envs._common.batch import pick_from_bits
@@ -215,8 +215,8 @@ def soak_hus(game: HusGame, games: int, batch_size: int, seed: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
-    parser.add_argument("--soak-games", type=int, default=100_000, help="games per soak")
+    parser.add_argument("--rounds", type=positive_int, default=10, help="interleaved timing rounds")
+    parser.add_argument("--soak-games", type=positive_int, default=100_000, help="games per soak")
     add_run_options(parser)
     args = parser.parse_args()
     rounds = 1 if args.quick else args.rounds

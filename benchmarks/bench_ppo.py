@@ -29,7 +29,7 @@ import torch
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import add_run_options, write_results
+from _common import add_run_options, positive_int, write_results
 from spieltisch.agents.arena.provenance import machine_info
 from spieltisch.train.config import build_config
 from spieltisch.train.ppo import (
@@ -164,10 +164,10 @@ def profile_lines(p: dict) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
+    parser.add_argument("--rounds", type=positive_int, default=5, help="interleaved rounds")
     parser.add_argument(
         "--steps",
-        type=int,
+        type=positive_int,
         default=yaml.safe_load(CONFIG.read_text())["total_steps"],
         help="steps per run (default: the config's whole run, its pool filling as it would)",
     )

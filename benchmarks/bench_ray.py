@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from _common import add_run_options, shrink_if_quick, write_results
+from _common import add_run_options, positive_int, shrink_if_quick, write_results
 from spieltisch.agents.arena.provenance import load_average, load_average_text, machine_info
+from spieltisch.envs import GAMES
 from spieltisch.train.config import build_config
 from spieltisch.train.ppo import (
     Rollout,
@@ -109,15 +110,19 @@ def rates(calls: list[dict[str, float]]) -> dict[str, float]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--game", default="kalaha")
-    p.add_argument("--games", type=int, default=256, help="games per iteration")
-    p.add_argument("--rounds", type=int, default=3, help="timed rounds (after one warm-up)")
-    p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    p.add_argument("--learner-iterations", type=int, default=4)
+    p.add_argument("--game", default="kalaha", choices=sorted(GAMES))
+    p.add_argument("--games", type=positive_int, default=256, help="games per iteration")
+    p.add_argument(
+        "--rounds", type=positive_int, default=3, help="timed rounds (after one warm-up)"
+    )
+    p.add_argument("--workers", type=positive_int, nargs="+", default=[1, 2])
+    p.add_argument("--learner-iterations", type=positive_int, default=4)
     p.add_argument("--note", default="", help="a note stored with the results (machine load)")
     add_run_options(p)
     args = p.parse_args()
     shrink_if_quick(args, games=8, rounds=1, workers=[1], learner_iterations=1)
+    if args.games < max(args.workers):  # each worker needs a game (else a traceback from Ray)
+        p.error(f"--games {args.games} cannot be split over {max(args.workers)} workers")
     torch.set_num_threads(1)
     load_before = load_average()
 

@@ -266,12 +266,32 @@ def init_ray(address: str | None, num_cpus: int | None = None) -> bool:
 
     if ray.is_initialized():
         return False
+    if address not in (None, "", "local", "auto"):
+        check_reachable(address)
     if address in (None, "", "local"):
         # "local": a new instance even if `ray start` left a cluster running on this machine
         ray.init(address="local", num_cpus=num_cpus, include_dashboard=False)
     else:
         ray.init(address=address)
     return True
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Raise ValueError unless ``HOST:PORT`` accepts a TCP connection: ``ray.init`` retries an
+    unreachable address for minutes, printing only Ray's own warnings. Other forms (``ray://``
+    client addresses) are left to Ray."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if "://" in address or not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise ValueError(
+            f"no Ray cluster at {address} ({err.strerror or err}); start one with "
+            "'ray start --head --port=6379' or drop the address for a local instance"
+        ) from None
 
 
 def default_workers() -> int:
@@ -296,7 +316,10 @@ def train_on_ray(
     workers."""
     if cfg.algorithm == "alphazero" and cfg.game == "backgammon":
         raise ValueError("--ray is not supported for backgammon's AlphaZero (drop --ray)")
-    import ray
+    try:
+        import ray
+    except ImportError:  # the CLI reports a ValueError as a usage error, without a traceback
+        raise ValueError("--ray needs Ray: pip install -e '.[ray]'") from None
 
     if cfg.algorithm == "alphazero":
         from spieltisch.train.alphazero import train

@@ -174,6 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         options = parse_options(args.option)
     except ValueError as err:
         p.error(str(err))
+    if args.iterations < 1 or args.batch < 1 or args.eval_games < 1:
+        p.error("--iterations, --batch and --eval-games must be at least 1")
+    if args.address and args.num_cpus is not None:  # it would be silently ignored
+        p.error("--num-cpus sizes the local Ray instance; a cluster (--address) has its own")
+    try:  # a wrong game option: a usage error now, not a traceback from RLlib's env runner
+        make(args.game, **options).close()
+    except (TypeError, ValueError) as err:
+        p.error(str(err))
 
     import ray
 

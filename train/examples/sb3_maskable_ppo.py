@@ -100,7 +100,13 @@ def main(argv: list[str] | None = None) -> int:
         options = parse_options(args.option)
     except ValueError as err:
         p.error(str(err))
-    seat = args.seat if args.seat == "random" else int(args.seat)
+    if args.steps < 1 or args.eval_games < 1 or args.n_steps < 2:
+        p.error("--steps and --eval-games must be at least 1, --n-steps at least 2")
+    try:  # a wrong seat, opponent or game option is a usage error, found before training
+        seat = args.seat if args.seat == "random" else int(args.seat)
+        make_gym(args.game, opponents=[args.opponent], seat=seat, **options).close()
+    except (TypeError, ValueError) as err:
+        p.error(str(err))
     model = train(
         args.game,
         options,
