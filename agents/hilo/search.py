@@ -25,8 +25,10 @@ network's value head:
    mover's, and with ``n`` players the agent takes ``-value / (n - 1)`` (the mover's loss shared
    equally by the others: a rough guess). A network with one value output per seat (AlphaZero's
    ``value_per_seat``) gives the agent's own seat's value instead. A finished game is scored
-   exactly (its coins reward, clipped to the head's range [-1, 1] for the ``value`` term; a
-   per-seat head, learnt from results: the seat's result).
+   exactly in the reward the network was trained on (the checkpoint's ``reward`` option, the
+   env's default ``win`` when it names none: the seat's result; ``coins``: its coins reward,
+   clipped to the head's range [-1, 1]; a per-seat head, learnt from results: the seat's
+   result).
 4. Follow-up decisions are taken by the same score, but *without clairvoyance*: follow-up
    positions that the agent cannot tell apart (the same actions so far and the same
    observation of the seat, across samples) share one choice, the one with the best mean score
@@ -34,15 +36,19 @@ network's value head:
 5. The action with the best mean score over the samples is played; ties go to the action the
    policy head prefers. Deterministic given the agent's seed.
 
-Why this blend: the shipped net's value head alone is a weak evaluator (it was trained on coin
-differences far outside its [-1, 1] range). Measured against ``heuristic``, 100 games each
-(``spieltisch eval hilo --agents pretrained:hilo:search=16,weight=W heuristic --seeds 50``),
+Why this blend: the PPO net's value head alone is a weak evaluator (it was trained on coin
+differences far outside its [-1, 1] range). Measured with that net (then ``pretrained:hilo``,
+now ``pretrained:hilo:algo=ppo``) against ``heuristic``, 100 games each (``spieltisch eval hilo
+--agents pretrained:hilo:algo=ppo,search=16,weight=W heuristic --seeds 50``),
 wins / draws / losses: ``weight=0`` (coins only; the net still breaks ties and plays deeper
 follow-ups) 70 / 13 / 17, ``weight=0.5`` 80 / 8 / 12, ``weight=2`` 66 / 12 / 22, value only
 (``weight=1000``) 55 / 12 / 33; the raw policy wins 16.9%. Hence the default ``weight=0.5``
 (:data:`DEFAULT_VALUE_WEIGHT`). Over 1,000 games (``--seeds 500``) the difference is small:
 ``weight=0.5`` 738 / 80 / 182, ``weight=0`` 725 / 79 / 196, so most of the strength is the
-search's, not the value head's (``agents/pretrained/hilo.json``).
+search's, not the value head's (``agents/pretrained/hilo_ppo.json``). The AlphaZero network
+that is now ``pretrained:hilo`` (its value head predicts the result) records the weight chosen
+for it, ``search_value_weight`` = 2 in its metadata, which :func:`hilo_search_agent` uses when
+``weight`` is not given.
 Cost: about 1 s of CPU per game with 16 samples (2 players).
 """
 
@@ -56,6 +62,7 @@ import torch
 from spieltisch.agents.base import Agent, InformationSet, legal_actions_of
 from spieltisch.agents.neural.policy import PolicyNet
 from spieltisch.agents.neural.value_search import choose_searched_action
+from spieltisch.envs import options_with_defaults
 from spieltisch.envs.hilo.engine import coins_rewards
 
 #: coins one unit of the value head is worth in the leaf score (see the module docstring)
@@ -80,7 +87,9 @@ class HiLoSearchAgent(Agent):
             raise ValueError(f"search samples must be a positive integer, got {samples!r}")
         self.net = net.eval()
         self.num_players = int(game_options.get("num_players", 2))
-        self.reward = str(game_options.get("reward", "coins"))
+        # the reward the value head learnt: a record without one was trained on the env's default
+        # ("win"; assuming "coins" valued a 3-4 player loss with more coins than the mean as > 0)
+        self.reward = str(options_with_defaults("hilo", game_options)["reward"])
         self.samples = samples
         if isinstance(value_weight, bool) or not isinstance(value_weight, int | float):
             raise ValueError(f"weight must be a number, got {value_weight!r}")

@@ -224,7 +224,11 @@ def load_network(
         network, params = split_parameters(prefix, value)
     except ValueError as err:
         raise NetworkNameError(str(err)) from err
+    given_algo = "algo" in params
     algo = params.pop("algo", None) if prefix == "pretrained" else None
+    if given_algo and prefix == "pretrained" and algo in (None, ""):
+        # (an empty algo= is None, which named the default network)
+        raise NetworkNameError(f"{name}: algo= needs an algorithm, e.g. algo=ppo")
     if params:  # algo= picks a shipped network; anything else is how an agent plays it
         given = ",".join(f"{k}={v}" for k, v in params.items())
         keep = f"{prefix}:{network}" + (f":algo={algo}" if algo is not None else "")
