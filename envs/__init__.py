@@ -36,6 +36,7 @@ __all__ = [
     "check_options",
     "options_with_defaults",
     "perfect_information",
+    "reward_bounds",
     *GAMES.values(),
 ]
 
@@ -65,6 +66,19 @@ def options_with_defaults(game: str, options: dict[str, Any]) -> dict[str, Any]:
         if p.default is not inspect.Parameter.empty
     }
     return {**defaults, **options}
+
+
+def reward_bounds(game: str, options: dict[str, Any]) -> tuple[float, float] | None:
+    """The least and the greatest reward a seat can get in one game of ``game`` with
+    ``options`` (the env's defaults for the rest), or None where no fixed bound is set here
+    (Kalaha's ``score``, Hus's ``points``, HiLo's ``coins``, backgammon's points with the
+    cube). A mean reward's interval is clipped to these bounds."""
+    given = options_with_defaults(game, options)
+    if given.get("reward") == "win":  # +1 / -1 / 0, HiLo's shared wins between
+        return (-1.0, 1.0)
+    if game == "backgammon" and not given.get("cube"):  # single, gammon, backgammon
+        return (-3.0, 3.0)
+    return None
 
 
 def check_options(game: str, options: dict[str, Any]) -> None:

@@ -121,6 +121,34 @@ def test_pair_summary_counts_seeds_by_how_both_seat_orders_went() -> None:
     assert (other.extra["seeds_won_every_order"], other.extra["seeds_lost_every_order"]) == (1, 1)
 
 
+def test_reward_intervals_stay_within_what_a_game_can_give() -> None:
+    """Near a bound the normal approximation reaches past it (+0.95 [+0.85, +1.05] here); the
+    arena clips the interval to the game's reward bounds, where the env sets them."""
+    from spieltisch.agents.arena import GameResult
+    from spieltisch.envs import reward_bounds
+
+    # 20 seeds: 19 won in both seat orders, one split
+    pairs = [(1.0, 1.0)] * 19 + [(1.0, -1.0)]
+    results = [
+        GameResult(seed=seed, order=order, rewards=(r, -r), moves=10)
+        for seed, pair in enumerate(pairs)
+        for order, r in zip(((0, 1), (1, 0)), pair, strict=True)
+    ]
+    unclipped = summarize_pair(results, ("a", "b"))
+    assert unclipped.reward_high > 1.0  # what the arena reported before it knew the bounds
+    s = summarize_pair(results, ("a", "b"), reward_bounds("kalaha", {}))
+    assert s.mean_reward == unclipped.mean_reward == pytest.approx(0.95)
+    assert s.reward_low == unclipped.reward_low and s.reward_high == 1.0
+    assert reward_bounds("kalaha", {"reward": "score"}) is None
+    assert reward_bounds("hus", {}) == reward_bounds("hilo", {"num_players": 4}) == (-1.0, 1.0)
+    assert reward_bounds("hilo", {"reward": "coins"}) is None
+    assert reward_bounds("backgammon", {}) == (-3.0, 3.0)
+    assert reward_bounds("backgammon", {"cube": True}) is None
+    assert reward_bounds("backgammon", {"cube": True, "reward": "win"}) == (-1.0, 1.0)
+    m, lo, hi = stats.mean_interval([-1.0, -1.0, -1.0, 1.0], bounds=(-1.0, 1.0))
+    assert (m, lo) == (-0.5, -1.0) and hi < 1.0
+
+
 def test_hilo_heuristic_beats_random() -> None:
     results = play_table("hilo", ["heuristic:samples=2", "random"], seeds=8)
     s = summarize_pair(results, ("heuristic", "random"))

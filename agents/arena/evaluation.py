@@ -59,7 +59,7 @@ from spieltisch.agents.arena.provenance import machine_info, peak_rss_gib
 from spieltisch.agents.arena.report import to_markdown
 from spieltisch.agents.files import check_output_path
 from spieltisch.agents.registry import check_agent_name, make_agent
-from spieltisch.envs import GAMES, options_with_defaults
+from spieltisch.envs import GAMES, options_with_defaults, reward_bounds
 
 
 class AgentFailure(RuntimeError):
@@ -370,9 +370,14 @@ def seed_outcomes(rewards_by_seed: dict[int, list[float]]) -> dict[str, int]:
     }
 
 
-def summarize_pair(results: Sequence[GameResult], names: tuple[str, str]) -> PairSummary:
+def summarize_pair(
+    results: Sequence[GameResult],
+    names: tuple[str, str],
+    reward_bounds: tuple[float, float] | None = None,
+) -> PairSummary:
     """Summary of a two-agent table, from table agent 0's side. Reward intervals treat the
-    games of one seed as one paired observation."""
+    games of one seed as one paired observation, clipped to ``reward_bounds`` (the least and
+    greatest reward of a game: :func:`spieltisch.envs.reward_bounds`)."""
     r = np.array([g.rewards[0] for g in results], dtype=np.float64)
     n = int(r.size)
     wins = int((r > 0).sum())
@@ -384,7 +389,9 @@ def summarize_pair(results: Sequence[GameResult], names: tuple[str, str]) -> Pai
     by_seed: dict[int, list[float]] = {}
     for g in results:
         by_seed.setdefault(g.seed, []).append(g.rewards[0])
-    mean, lo, hi = stats.paired_mean_interval([float(np.mean(v)) for v in by_seed.values()])
+    mean, lo, hi = stats.paired_mean_interval(
+        [float(np.mean(v)) for v in by_seed.values()], bounds=reward_bounds
+    )
     extra: dict[str, Any] = {}
     types = [g.win_type for g in results]
     if any(t not in (None, "forfeit") for t in types):
@@ -524,6 +531,7 @@ def evaluate(
         make_agent(spec, game, seed=0, game_options=options)
     MoveTimer(move_time_limit, first_move_time_limit)  # bad limits fail before any game
     table_mode = mode == "table"
+    bounds = reward_bounds(game, options)
     # the table's shape is checked before the journal is written (a refused run wrote its header)
     if table_mode and len(agents) != num_seats:
         raise ValueError(f"{game} with these options seats {num_seats} agents, got {len(agents)}")
@@ -544,7 +552,7 @@ def evaluate(
         )  # fmt: skip
         return ArenaReport(
             game, list(agents), "table", seeds, seed, options, opening_plies, [],
-            table=summarize_table(results, agents), machine=machine_info(),
+            table=summarize_table(results, agents, bounds), machine=machine_info(),
             move_time_limit=move_time_limit, peak_rss_gib=peak_rss_gib(),
             forfeits=summarize_forfeits([(r, list(range(len(agents)))) for r in results], agents),
         )  # fmt: skip
@@ -556,7 +564,7 @@ def evaluate(
             game, [agents[i], agents[j]], seeds, seed, options, opening_plies, workers, progress,
             **limits,
         )  # fmt: skip
-        pairs.append(summarize_pair(results, (agents[i], agents[j])))
+        pairs.append(summarize_pair(results, (agents[i], agents[j]), bounds))
         outcomes.extend((i, j, 1.0 if g.rewards[0] > 0 else 0.5 if g.rewards[0] == 0 else 0.0)
                         for g in results)  # fmt: skip
         played.extend((g, [i, j]) for g in results)
@@ -602,11 +610,15 @@ def summarize_forfeits(
     return [rows[k] for k in sorted(rows)]
 
 
-def summarize_table(results: Sequence[GameResult], agents: Sequence[str]) -> list[dict[str, Any]]:
+def summarize_table(
+    results: Sequence[GameResult],
+    agents: Sequence[str],
+    reward_bounds: tuple[float, float] | None = None,
+) -> list[dict[str, Any]]:
     """One row per agent name of an n-player table (agents listed twice or more pooled over
     their seats, ``seats`` says how many): games (one per seat held), wins (a shared win
     counts), draws (a zero reward: everybody tied, or truncated), losses, mean reward with
-    interval (each seed's games averaged first)."""
+    interval (each seed's games averaged first; clipped to ``reward_bounds``)."""
     out = []
     for name in dict.fromkeys(agents):
         indices = [i for i, a in enumerate(agents) if a == name]
@@ -616,7 +628,9 @@ def summarize_table(results: Sequence[GameResult], agents: Sequence[str]) -> lis
         by_seed: dict[int, list[float]] = {}
         for g in results:
             by_seed.setdefault(g.seed, []).extend(g.rewards[i] for i in indices)
-        mean, lo, hi = stats.mean_interval([float(np.mean(v)) for v in by_seed.values()])
+        mean, lo, hi = stats.mean_interval(
+            [float(np.mean(v)) for v in by_seed.values()], bounds=reward_bounds
+        )
         wl, wh = stats.wilson(wins, n)
         out.append(
             {

@@ -27,9 +27,13 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+def mean_interval(
+    values: Sequence[float], z: float = Z95, bounds: tuple[float, float] | None = None
+) -> tuple[float, float, float]:
     """``(mean, low, high)``: the normal-approximation interval of the mean (sample standard
-    deviation, ``n - 1``); a zero-width interval for fewer than 2 values."""
+    deviation, ``n - 1``); a zero-width interval for fewer than 2 values. ``bounds``: the
+    least and greatest value possible; the interval is clipped to them (near a bound the normal
+    approximation reaches past it, e.g. +0.98 [+0.94, +1.02] for a reward of at most +1)."""
     x = np.asarray(values, dtype=np.float64)
     if x.size == 0:
         return (0.0, 0.0, 0.0)
@@ -37,16 +41,19 @@ def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float
     if x.size < 2:
         return (m, m, m)
     half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
-    return (m, m - half, m + half)
+    low, high = m - half, m + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return (m, low, high)
 
 
 def paired_mean_interval(
-    pair_values: Sequence[float], z: float = Z95
+    pair_values: Sequence[float], z: float = Z95, bounds: tuple[float, float] | None = None
 ) -> tuple[float, float, float]:
     """Interval of the mean per game from per-*pair* means (the two games of a seed with the
     seats swapped are one observation: their chance events are shared, so they are not
     independent; averaging them first is what makes paired evaluation cut the variance)."""
-    return mean_interval(pair_values, z)
+    return mean_interval(pair_values, z, bounds)
 
 
 def bradley_terry(
