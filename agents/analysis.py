@@ -520,10 +520,10 @@ def _hilo_heuristic(
     agent: Any, game: str, observation: dict, state: Any, legal: np.ndarray
 ) -> dict[str, Any]:
     if legal.size == 1 or not isinstance(state, InformationSet):
+        # (without an information set act raises, naming what it needs)
         out = _result(
             agent,
-            "plays at random: "
-            + ("one legal move" if legal.size == 1 else "no information set to sample from"),
+            "plays at random: one legal move",
             columns=[_column("prob", "probability", _PERCENT)],
             chosen=int(agent.act(observation, state)),
         )

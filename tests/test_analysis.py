@@ -399,6 +399,15 @@ def test_hilo_analysis_depends_on_the_seats_knowledge_only(name: str) -> None:
         assert scores[results[0]["chosen"]] == pytest.approx(max(scores.values()))
 
 
+def test_hilo_heuristic_analysis_without_an_information_set_is_refused() -> None:
+    """Given the real state instead of the seat's information set, the analysis refuses as act
+    does: it must not sample from, or show, what the seat cannot know."""
+    real = hilo_position(seed=3, moves=12)
+    observation = observation_of(real, real.current_player)
+    with pytest.raises(ValueError, match="needs the seat's information set"):
+        analyse(make_agent("heuristic", "hilo", seed=1), "hilo", observation, real, {})
+
+
 # ------------------------------------------------------------------------------------------------
 # the Kalaha solver
 # ------------------------------------------------------------------------------------------------
