@@ -392,3 +392,15 @@ def test_command_line(tmp_path, capsys):
     assert main(["export", "pretrained:kalaha", "-o", "seeds", "--onnx", str(out)]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
     assert read_metadata(out)["network"] == "td_value"  # failed exports left the file alone
+
+
+def test_read_metadata_names_a_file_that_is_not_a_model(tmp_path) -> None:
+    """A missing file, a folder or a file that is not ONNX is named (protobuf's DecodeError
+    said 'Wire format was corrupt')."""
+    text = tmp_path / "notes.onnx"
+    text.write_text("not a model")
+    with pytest.raises(OnnxExportError, match="is not an ONNX model"):
+        read_metadata(text)
+    for path in (tmp_path / "missing.onnx", tmp_path):
+        with pytest.raises(OnnxExportError, match="cannot read"):
+            read_metadata(path)

@@ -71,8 +71,8 @@ TD_BOARD = (
 
 
 class OnnxExportError(ValueError):
-    """An agent or checkpoint cannot be exported (named what is wrong), or the output cannot be
-    written."""
+    """An agent or checkpoint cannot be exported (named what is wrong), the output cannot be
+    written, or a file read back is not an ONNX model."""
 
 
 def _onnx() -> Any:
@@ -395,7 +395,13 @@ def export_onnx(
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, str]:
-    """The ``metadata_props`` of an ONNX model file, as a dict."""
+    """The ``metadata_props`` of an ONNX model file, as a dict. Raises OnnxExportError naming
+    a file that is missing or not an ONNX model (protobuf's DecodeError said neither)."""
     onnx = _onnx()
-    model = onnx.load(str(path), load_external_data=False)
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except OSError as err:
+        raise OnnxExportError(f"cannot read {path}: {err.strerror or err}") from None
+    except Exception as err:  # protobuf's DecodeError and the like: not a model
+        raise OnnxExportError(f"{path} is not an ONNX model ({type(err).__name__})") from None
     return {prop.key: prop.value for prop in model.metadata_props}
