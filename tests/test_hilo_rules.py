@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from spieltisch.envs.hilo import HiLoGame, score_faces
 from spieltisch.envs.hilo import rules as R
@@ -551,3 +552,32 @@ def test_text_rendering_of_every_layout(n):
     assert render_text(s, 1).count("??") == 12 * n - 1
     with pytest.raises(ValueError, match="viewer"):
         render_text(s, "everyone")
+
+
+def test_a_seats_view_says_where_the_known_cards_may_be() -> None:
+    """A card known to lie in the draw pile (a wizard put back) may be the one the mover just
+    drew, hidden from the others: their view says "known in it or the drawn card" (the text
+    said "known inside" the pile and listed more cards than the pile held)."""
+    from spieltisch.envs.hilo.notation import render_text
+
+    seen = set()
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        s = G2.new_initial_state(rng)
+        while not s.is_terminal():
+            viewer = 1 - s.current_player
+            view = s.view(viewer)
+            if view.known_in_draw:
+                line = render_text(s, viewer=viewer).splitlines()[1]
+                codes = ",".join(view.known_in_draw)
+                if view.held_hidden:
+                    assert f"known in it or the drawn card: {codes};" in line
+                    seen.add("hidden")
+                else:
+                    assert f"known inside: {codes};" in line
+                    assert len(view.known_in_draw) <= view.draw_size
+                    seen.add("pile")
+            s.apply(int(rng.choice(s.legal_actions())))
+        if len(seen) == 2:
+            break
+    assert seen == {"hidden", "pile"}

@@ -158,7 +158,8 @@ def draw_state(state: HiLoState, viewer: int | str | None, names: list[str]) -> 
         status = f"{names[state.current_player]} to move ({state.phase})"
     d.write(draw, (x, y + 4), status, 16)
     if view.known_in_draw and not see_all:
-        d.write(draw, (x, y + 28), "known in draw pile: " + " ".join(view.known_in_draw), 12)
+        where = "draw pile or drawn card" if view.held_hidden else "draw pile"
+        d.write(draw, (x, y + 28), f"known in {where}: " + " ".join(view.known_in_draw), 12)
     if who := ("all cards" if see_all else "public view" if viewer == "public" else None):
         d.write(draw, (x, y + 50), f"showing: {who}", 12)
     elif isinstance(viewer, int):

@@ -531,7 +531,10 @@ class HiLoState(EngineState):
 @dataclass(frozen=True)
 class PlayerView:
     """What one player knows (``viewer``; None = what everybody knows). Cards are face codes;
-    ``None`` in a layout is a face-down card. Seats are absolute."""
+    ``None`` in a layout is a face-down card. Seats are absolute. ``known_in_draw``: the cards
+    known to lie in the draw pile, and, while the player to move holds a card just drawn that
+    the viewer cannot see (``held_hidden``), that card too if it was one of them (the viewer
+    knows it is among these, not which)."""
 
     num_players: int
     viewer: int | None

@@ -280,9 +280,9 @@ def render_text(state: HiLoState, viewer: int | str | None = None) -> str:
         pile = [faces[c].code for c in state.draw_pile()]
         draw_text = f"draw pile {len(pile)} (top last): {' '.join(pile) or '-'}"
     else:
-        draw_text = f"draw pile {view.draw_size} cards" + (
-            f", known inside: {known}" if known else ""
-        )
+        # a hidden card just drawn may be one of the known ones: they lie in the pile or hand
+        inside = "known inside" if not view.held_hidden else "known in it or the drawn card"
+        draw_text = f"draw pile {view.draw_size} cards" + (f", {inside}: {known}" if known else "")
     disc = [faces[c].code for c in state.discard_pile()]
     top = disc[-1] if disc else "-"
     lines.append(f"{draw_text}; discard pile {len(disc)} cards, top {top}")
