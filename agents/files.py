@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -17,11 +18,15 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], object]) -> No
     concurrent writers of the same path do not clobber each other's temporary files.
     """
     path = Path(path)
+    try:  # a file replaced keeps its permissions (a read-only or group-only file stays so)
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        mode = 0o644  # mkstemp makes 0600; these files are meant to be shared
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
         write(Path(tmp))
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these files are meant to be shared
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

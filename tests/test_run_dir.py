@@ -290,3 +290,17 @@ def test_the_command_refuses_a_used_run_dir_names_the_choices_and_overwrites(
         main(_cli(run_dir, "--resume", "--overwrite"))
     assert exit_info.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_an_atomic_write_keeps_the_permissions_of_the_file_it_replaces(tmp_path) -> None:
+    """A new file is 0644 (shared); a file replaced keeps its mode (a 0640 or read-only file
+    became 0644: the rename put the temporary file's mode in its place)."""
+    new = tmp_path / "new.txt"
+    files.write_text_atomic(new, "a")
+    assert new.stat().st_mode & 0o777 == 0o644
+    for mode in (0o640, 0o444):
+        kept = tmp_path / f"kept_{mode:o}.txt"
+        kept.write_text("old")
+        kept.chmod(mode)
+        files.write_text_atomic(kept, "new")
+        assert (kept.read_text(), kept.stat().st_mode & 0o777) == ("new", mode)
