@@ -123,3 +123,60 @@ def test_rllib_example_bad_arguments_fail_before_ray_starts(args, message, monke
         rllib_pettingzoo.main(args)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def _failing_import(monkeypatch, module: str, missing: str):
+    """``import module`` (and its submodules) raises ModuleNotFoundError for ``missing``, as if
+    that package were not installed."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == module or name.startswith(module + "."):
+            raise ModuleNotFoundError(f"No module named {missing!r}", name=missing)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+
+
+@pytest.mark.parametrize(
+    ("example", "module", "extra"),
+    [("sb3_maskable_ppo", "sb3_contrib", "sb3"), ("rllib_pettingzoo", "ray", "rllib")],
+)
+def test_an_example_without_its_extra_names_the_extra(example, module, extra, monkeypatch, capsys):
+    # was: a ModuleNotFoundError traceback (sb3: from inside train(); RLlib: `import ray`)
+    examples = importlib.import_module(f"spieltisch.train.examples.{example}")
+    monkeypatch.setitem(sys.modules, module, None)  # as if the extra were not installed
+    args = ["-o", "pits=4", "-o", "seeds=3", "--eval-games", "1"]
+    assert examples.main(args) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and out == ""
+    assert f'pip install "spieltisch[{extra}]"' in lines[0]
+    assert f"no module '{module}" in lines[0]  # ('ray' or 'ray.rllib')
+
+
+@pytest.mark.parametrize(
+    ("example", "module"),
+    [("sb3_maskable_ppo", "sb3_contrib"), ("rllib_pettingzoo", "ray")],
+)
+def test_an_example_without_a_dependency_of_its_extra_names_the_extra(
+    example, module, monkeypatch, capsys
+):
+    # the package imports, but something it needs does not (e.g. a dependency of ray[rllib])
+    examples = importlib.import_module(f"spieltisch.train.examples.{example}")
+    _failing_import(monkeypatch, module, "some_dependency")
+    extra = "sb3" if example.startswith("sb3") else "rllib"
+    assert examples.main(["-o", "pits=4", "-o", "seeds=3"]) == 2
+    err = capsys.readouterr().err
+    assert "no module 'some_dependency'" in err and f'pip install "spieltisch[{extra}]"' in err
+
+
+def test_the_sb3_example_without_torch_says_to_install_torch(monkeypatch, capsys):
+    from spieltisch.train.examples import sb3_maskable_ppo
+
+    _failing_import(monkeypatch, "sb3_contrib", "torch")
+    assert sb3_maskable_ppo.main(["-o", "pits=4", "-o", "seeds=3"]) == 2
+    err = capsys.readouterr().err
+    assert "needs torch" in err and "install torch first" in err

@@ -138,12 +138,22 @@ def run(args: argparse.Namespace) -> int:
         if made and not any(run_dir.iterdir()):
             run_dir.rmdir()
         return 2
-    except OSError as err:  # e.g. the disk filled up: the checkpoints written so far stay
-        print(
-            f"spieltisch train: {err}; the run's complete checkpoints are kept in "
-            f"{cfg.run_dir} (continue with --resume)",
-            file=sys.stderr,
-        )
+    except OSError as err:
+        # The disk filled up, Ray's connection broke, a worker failed: say what, and offer
+        # --resume only where a complete checkpoint is there to resume from.
+        from spieltisch.train.run_files import complete_checkpoints
+
+        kept = complete_checkpoints(run_dir) if run_dir.is_dir() else []
+        if kept:
+            after = (
+                f"the run's complete checkpoints are kept in {cfg.run_dir} (newest: "
+                f"{kept[0].name}; continue with --resume once the cause is mended)"
+            )
+        else:
+            after = f"no checkpoint was written in {cfg.run_dir}, so there is nothing to resume"
+        print(f"spieltisch train: {type(err).__name__}: {err}; {after}", file=sys.stderr)
+        if made and run_dir.is_dir() and not any(run_dir.iterdir()):
+            run_dir.rmdir()
         return 1
     except KeyboardInterrupt:
         print(

@@ -26,6 +26,7 @@ from gymnasium import spaces
 from pettingzoo.utils import BaseWrapper
 from spieltisch.envs import GAMES, make
 from spieltisch.envs._common.options import add_option_argument, parse_options
+from spieltisch.train.examples import missing_requirement
 
 POLICY = "shared"
 
@@ -154,9 +155,12 @@ def evaluate_vs_random(
     }
 
 
+PROG = "python -m spieltisch.train.examples.rllib_pettingzoo"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m spieltisch.train.examples.rllib_pettingzoo",
+        prog=PROG,
         description=__doc__.split("\n\n")[0],
     )
     p.add_argument("--game", default="kalaha", choices=sorted(GAMES))
@@ -182,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         make(args.game, **options).close()
     except (TypeError, ValueError) as err:
         p.error(str(err))
+    missing = missing_requirement(PROG, ("ray.rllib", "torch"), "Ray RLlib", "rllib")
+    if missing is not None:  # (was: a ModuleNotFoundError traceback from `import ray`)
+        print(missing, file=sys.stderr)
+        return 2
 
     import ray
 

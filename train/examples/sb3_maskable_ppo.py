@@ -23,6 +23,7 @@ import numpy as np
 from spieltisch.agents.gym_env import make_gym
 from spieltisch.envs import GAMES
 from spieltisch.envs._common.options import add_option_argument, parse_options
+from spieltisch.train.examples import missing_requirement
 
 
 def evaluate(model: Any, env: Any, games: int, seed: int) -> dict[str, float]:
@@ -79,9 +80,12 @@ def train(
     return model
 
 
+PROG = "python -m spieltisch.train.examples.sb3_maskable_ppo"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m spieltisch.train.examples.sb3_maskable_ppo",
+        prog=PROG,
         description=__doc__.split("\n\n")[0],
     )
     p.add_argument("--game", default="kalaha", choices=sorted(GAMES))
@@ -107,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         make_gym(args.game, opponents=[args.opponent], seat=seat, **options).close()
     except (TypeError, ValueError) as err:
         p.error(str(err))
+    missing = missing_requirement(PROG, ("sb3_contrib",), "sb3-contrib", "sb3")
+    if missing is not None:  # (was: a ModuleNotFoundError traceback from inside train())
+        print(missing, file=sys.stderr)
+        return 2
     model = train(
         args.game,
         options,
