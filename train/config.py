@@ -157,10 +157,10 @@ class PPOConfig(RunConfig):
     are played on the CPU by a copy of the network refreshed after every update"""
     update_threads: int | None = None
     """torch threads for the PPO update alone (None: torch_threads). The games wait while the
-    network learns, so on an otherwise idle 2-core machine 2 here uses the second core (1.2x
-    the steps per second end to end, benchmarks/bench_ppo.py); with another job on the other
-    core it is more than 2x slower. Runs with the same value reproduce and resume exactly;
-    another value changes the rounding"""
+    network learns, so on a 2-core machine 2 here uses the second core (1.26x the steps per
+    second end to end at load average 1.8, benchmarks/results/ppo_throughput.md); with another
+    job busy on the other core it can be slower than 1. Runs with the same value reproduce and
+    resume exactly; another value changes the rounding"""
     stop_after_iterations: int | None = None
     """stop after this many iterations in this process, with a checkpoint (continue with
     --resume): a long run spread over sessions"""
