@@ -362,9 +362,10 @@ def value_targets(
     (``root_value[position, seat]``) when the game was still on then.
 
     ``rows_per_move[t]``: the games recorded at move ``t``, so the positions of move t follow
-    those of move t-1. A game is recorded at every move from its first searched one (after its
+    those of move t-1. A game is recorded at every searched move from its first (after its
     random opening, ``opening_plies``) until it ends, so "n moves later" is move t + n in the
-    same game."""
+    same game. Against a pool opponent (``pool_prob``) the opponent's moves are not recorded:
+    a position whose move t + n is one of them keeps the final result as its target."""
     game = np.concatenate(rows_per_move)
     seats = (seat[:, None] + np.arange(outputs)) % final.shape[1]  # the mover's first
     target = final[game[:, None], seats].astype(np.float32)

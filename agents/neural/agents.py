@@ -391,6 +391,7 @@ def make_prefixed_agent(
             seed,
             params.get("dets"),
             outcome,
+            ckpt.search_settings,
         )
         agent.name = searched_name
         agent.trained_options = ckpt.game_options  # what its value means (analysis)

@@ -66,6 +66,18 @@ class Checkpoint:
         config = self.meta.get("config", {})
         return float(config.get("margin_weight", 0.0)), float(config.get("margin_scale", 1.0))
 
+    @property
+    def search_settings(self) -> dict[str, Any]:
+        """The Gumbel search settings the run trained with (``max_considered``, ``c_visit``,
+        ``c_scale`` of an AlphaZero config; empty for other runs): a play-time search uses
+        them, as the run's own evaluations did."""
+        config = self.meta.get("config", {})
+        kinds = {"max_considered": int, "c_visit": float, "c_scale": float}
+        try:
+            return {key: kind(config[key]) for key, kind in kinds.items() if key in config}
+        except (TypeError, ValueError) as err:
+            raise CheckpointError(f"{self._where()}: bad search settings: {err}") from err
+
     def policy(self) -> PolicyNet:
         """The policy network with its weights; raises :class:`CheckpointError` unless the
         ``model.`` tensors are exactly those of the recorded architecture."""

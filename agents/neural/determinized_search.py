@@ -150,14 +150,20 @@ class InformationSetSearch:
 
 
 def information_set_agent_search(
-    game: str, game_options: dict[str, Any], sims: int, determinizations: int
+    game: str,
+    game_options: dict[str, Any],
+    sims: int,
+    determinizations: int,
+    settings: dict[str, Any] | None = None,
 ) -> InformationSetSearch:
     """The play-time search of a ``sims=N,dets=D`` agent: no root noise (deterministic given
-    the agent's generator), determinizations in batches of the agent's game."""
+    the agent's generator), determinizations in batches of the agent's game. ``settings``:
+    :class:`SearchConfig` fields the network was trained with (``max_considered``,
+    ``c_visit``, ``c_scale``)."""
     from spieltisch.envs import make_batch
 
     return InformationSetSearch(
-        SearchConfig(num_simulations=sims, gumbel_scale=0.0),
+        SearchConfig(num_simulations=sims, gumbel_scale=0.0, **(settings or {})),
         determinizations,
         lambda n: make_batch(game, n, **game_options),
     )

@@ -377,7 +377,8 @@ def _combined_final(
 
 @dataclass
 class SearchResult:
-    """What one search gives for every game (rows of finished games are zeros)."""
+    """What one search gives for every game. Rows not searched (finished games) hold no result:
+    zeros, except ``prior_logits``, which :class:`GumbelSearch` leaves at -1e9."""
 
     action: np.ndarray
     """``(B,)`` the action to play"""
@@ -681,9 +682,11 @@ class GumbelSearchAgent(Agent):
     ``sims`` simulations (no root noise: ``gumbel_scale=0``, so the move is deterministic given
     the agent's generator) and plays the search's choice; ``sims=0`` plays the network's most
     likely legal move. ``outcome``: the value of finished leaves, as the network was trained
-    (:func:`game_outcome`; ``Checkpoint.value_margin``). Perfect-information games search the
-    real position they are given; HiLo (hidden cards) searches ``dets`` determinizations drawn
-    from the :class:`~spieltisch.agents.base.InformationSet` it is given (``:sims=N,dets=D``; see
+    (:func:`game_outcome`; ``Checkpoint.value_margin``); ``settings``: the trained run's
+    ``max_considered``, ``c_visit``, ``c_scale`` (``Checkpoint.search_settings``).
+    Perfect-information games search the real position they are given; HiLo (hidden cards)
+    searches ``dets`` determinizations drawn from the
+    :class:`~spieltisch.agents.base.InformationSet` it is given (``:sims=N,dets=D``; see
     :mod:`spieltisch.agents.neural.determinized_search`)."""
 
     #: determinizations per HiLo decision unless ``dets`` says otherwise
@@ -698,6 +701,7 @@ class GumbelSearchAgent(Agent):
         seed: int | None = None,
         dets: int | None = None,
         outcome: Outcome | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(seed)
         if isinstance(sims, bool) or not isinstance(sims, int) or sims < 0:
@@ -719,10 +723,12 @@ class GumbelSearchAgent(Agent):
 
             self.dets = self.DEFAULT_DETERMINIZATIONS if dets is None else dets
             self.name += f",dets={self.dets}"
-            self.search: Any = information_set_agent_search(game, game_options, sims, self.dets)
+            self.search: Any = information_set_agent_search(
+                game, game_options, sims, self.dets, settings
+            )
         else:
             self.search = GumbelSearch(
-                SearchConfig(num_simulations=sims, gumbel_scale=0.0), outcome
+                SearchConfig(num_simulations=sims, gumbel_scale=0.0, **(settings or {})), outcome
             )
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
