@@ -438,3 +438,31 @@ def test_curves_of_a_run_whose_points_were_all_purged_draw_nothing(tmp_path) -> 
     assert read_scalars(tmp_path / "tb") == {}
     assert plot_runs([tmp_path], "steps", tmp_path / "curves.png") is None
     assert not (tmp_path / "curves.png").exists()
+
+
+def test_a_session_killed_after_a_checkpoint_counts_up_to_it(tmp_path: Path, monkeypatch) -> None:
+    """Killed right after a checkpoint became the one to resume from (the pointer moved), the
+    ledger already counts up to it (it was written after the pointer: that session's time up to
+    the resume point was lost)."""
+    import spieltisch.train.run_loop as run_loop
+
+    class Killed(BaseException):
+        pass
+
+    real = run_loop.record_checkpoint
+    calls = [0]
+
+    def then_killed(*args: Any, **kwargs: Any) -> None:
+        real(*args, **kwargs)
+        calls[0] += 1
+        if calls[0] == 2:
+            raise Killed
+
+    monkeypatch.setattr(run_loop, "record_checkpoint", then_killed)
+    run_dir = tmp_path / "run"
+    with pytest.raises(Killed):
+        run(ToyTrainer(config(run_dir)), log=lambda _: None)
+    resume_from = json.loads(latest_checkpoint(run_dir).with_suffix(".json").read_text())
+    (session,) = json.loads((run_dir / "resources.json").read_text())["sessions"]
+    assert resume_from["round"] == 8  # checkpoints at rounds 4 and 8: ten units a round
+    assert session["units_end"] == 80

@@ -330,8 +330,9 @@ class ResourceLedger:
     is their maximum). A session counts from ``started`` (:func:`session_clock` when the
     trainer was built) if given.
 
-    :meth:`record` rewrites the file (atomically) after each checkpoint and at the end, so a
-    killed session counts up to its last checkpoint, the point its run resumes from. A resumed
+    :meth:`record` rewrites the file (atomically) as each checkpoint is written and at the
+    end, so a killed session counts at least up to its last checkpoint, the point its run
+    resumes from (up to the one it was writing if killed while writing it). A resumed
     run keeps the sessions before it (``warn`` says so when its ledger is missing or unreadable,
     and the count starts with this session); a new one starts an empty ledger.
     """

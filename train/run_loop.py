@@ -445,9 +445,12 @@ def _run_locked(
             or (evaluated and trainer.checkpoint_on_evaluation)
         ):
             name = trainer.checkpoint_name()
+            # the ledger first: a kill between the checkpoint and the ledger lost the time up
+            # to the checkpoint a resume starts from (a kill before the pointer moves counts
+            # the work it redoes twice, which it cost)
+            ledger.record(trainer.units)
             trainer.save(ckpt_dir / name)
             record_checkpoint(ckpt_dir, name, cfg.keep_checkpoints)
-            ledger.record(trainer.units)
         if stopping and not done:
             break
 
