@@ -200,6 +200,17 @@ def _check_sizes(name: str, ckpt: Checkpoint) -> None:
         )
 
 
+def _pop_algo(params: dict[str, Any], where: str) -> str | None:
+    """The ``algo`` of a ``pretrained:`` name's ``params``, removed from them (None: the
+    default network). Raises ValueError for one given without an algorithm's name (``algo=``
+    parsed as None, which named the default network)."""
+    given = "algo" in params
+    algo = params.pop("algo", None)
+    if given and not (isinstance(algo, str) and algo):
+        raise ValueError(f"{where}: algo= needs an algorithm, e.g. algo=ppo")
+    return algo
+
+
 def load_network(
     name: str, game_options: dict[str, Any] | None = None, game: str | None = None
 ) -> Checkpoint:
@@ -224,11 +235,12 @@ def load_network(
         network, params = split_parameters(prefix, value)
     except ValueError as err:
         raise NetworkNameError(str(err)) from err
-    given_algo = "algo" in params
-    algo = params.pop("algo", None) if prefix == "pretrained" else None
-    if given_algo and prefix == "pretrained" and algo in (None, ""):
-        # (an empty algo= is None, which named the default network)
-        raise NetworkNameError(f"{name}: algo= needs an algorithm, e.g. algo=ppo")
+    algo = None
+    if prefix == "pretrained":
+        try:
+            algo = _pop_algo(params, name)
+        except ValueError as err:
+            raise NetworkNameError(str(err)) from None
     if params:  # algo= picks a shipped network; anything else is how an agent plays it
         given = ",".join(f"{k}={v}" for k, v in params.items())
         keep = f"{prefix}:{network}" + (f":algo={algo}" if algo is not None else "")
@@ -296,10 +308,7 @@ def make_prefixed_agent(
             )
         if value != game:
             raise ValueError(f"pretrained:{value} is an agent for {value}, not for {game}")
-        given = "algo" in params
-        algo = params.pop("algo", None)
-        if given and not (isinstance(algo, str) and algo):  # (algo= played the default)
-            raise ValueError(f"pretrained:{value}: algo= needs an algorithm, e.g. algo=ppo")
+        algo = _pop_algo(params, f"pretrained:{value}")
         path = pretrained_path(game, game_options, algo)
         root = PRETRAINED_DIR
     elif prefix == "checkpoint":
