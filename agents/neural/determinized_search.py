@@ -150,20 +150,15 @@ class InformationSetSearch:
 
 
 def information_set_agent_search(
-    game: str,
-    game_options: dict[str, Any],
-    sims: int,
-    determinizations: int,
-    settings: dict[str, Any] | None = None,
+    game: str, game_options: dict[str, Any], config: SearchConfig, determinizations: int
 ) -> InformationSetSearch:
-    """The play-time search of a ``sims=N,dets=D`` agent: no root noise (deterministic given
-    the agent's generator), determinizations in batches of the agent's game. ``settings``:
-    :class:`SearchConfig` fields the network was trained with (``max_considered``,
-    ``c_visit``, ``c_scale``)."""
+    """The play-time search of a ``sims=N,dets=D`` agent (``config``: its settings, no root
+    noise, so deterministic given the agent's generator), determinizations in batches of the
+    agent's game."""
     from spieltisch.envs import make_batch
 
     return InformationSetSearch(
-        SearchConfig(num_simulations=sims, gumbel_scale=0.0, **(settings or {})),
+        config,
         determinizations,
         lambda n: make_batch(game, n, **game_options),
     )

@@ -716,6 +716,7 @@ class GumbelSearchAgent(Agent):
         self.name = f"gumbel_search:sims={sims}"
         self.batch = make_batch(game, 1, **game_options)
         self.evaluate = policy_evaluator(self.net, self.batch.num_players)
+        config = SearchConfig(num_simulations=sims, gumbel_scale=0.0, **(settings or {}))
         if self.hidden:
             from spieltisch.agents.neural.determinized_search import (
                 information_set_agent_search,
@@ -723,13 +724,9 @@ class GumbelSearchAgent(Agent):
 
             self.dets = self.DEFAULT_DETERMINIZATIONS if dets is None else dets
             self.name += f",dets={self.dets}"
-            self.search: Any = information_set_agent_search(
-                game, game_options, sims, self.dets, settings
-            )
+            self.search: Any = information_set_agent_search(game, game_options, config, self.dets)
         else:
-            self.search = GumbelSearch(
-                SearchConfig(num_simulations=sims, gumbel_scale=0.0, **(settings or {})), outcome
-            )
+            self.search = GumbelSearch(config, outcome)
 
     def act(self, observation: dict[str, np.ndarray], state: Any | None = None) -> int:
         legal = legal_actions_of(observation)
