@@ -131,12 +131,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+
+    def remove_if_empty() -> None:  # a run that failed before writing anything leaves no dir
+        if made and run_dir.is_dir() and not any(run_dir.iterdir()):
+            run_dir.rmdir()
+
     try:
         result = train(cfg, resume=args.resume, overwrite=args.overwrite)
     except (CheckpointError, ValueError) as err:
         print(f"spieltisch train: {err}", file=sys.stderr)
-        if made and not any(run_dir.iterdir()):
-            run_dir.rmdir()
+        remove_if_empty()
         return 2
     except OSError as err:
         # The disk filled up, Ray's connection broke, a worker failed: say what, and offer
@@ -152,8 +156,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             after = f"no checkpoint was written in {cfg.run_dir}, so there is nothing to resume"
         print(f"spieltisch train: {type(err).__name__}: {err}; {after}", file=sys.stderr)
-        if made and run_dir.is_dir() and not any(run_dir.iterdir()):
-            run_dir.rmdir()
+        remove_if_empty()
         return 1
     except KeyboardInterrupt:
         print(

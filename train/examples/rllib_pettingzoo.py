@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo.utils import BaseWrapper
-from spieltisch.envs import GAMES, make
+from spieltisch.envs import GAMES, check_options, make
 from spieltisch.envs._common.options import add_option_argument, parse_options
 from spieltisch.train.examples import missing_requirement
 
@@ -183,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.address and args.num_cpus is not None:  # it would be silently ignored
         p.error("--num-cpus sizes the local Ray instance; a cluster (--address) has its own")
     try:  # a wrong game option: a usage error now, not a traceback from RLlib's env runner
-        make(args.game, **options).close()
-    except (TypeError, ValueError) as err:
+        check_options(args.game, options)
+    except ValueError as err:
         p.error(str(err))
     missing = missing_requirement(PROG, ("ray.rllib", "torch"), "Ray RLlib", "rllib")
     if missing is not None:  # (was: a ModuleNotFoundError traceback from `import ray`)
