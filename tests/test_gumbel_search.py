@@ -5,10 +5,9 @@ Kalah(3,2), solved here by exhaustive minimax."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
+from kalah_minimax import minimax_of
 from spieltisch.agents.neural.gumbel_search import (
     GumbelSearch,
     SearchConfig,
@@ -22,30 +21,8 @@ from spieltisch.envs.kalaha.rules import BOARD_DTYPE
 SMALL = {"pits": 3, "seeds": 2}
 
 
-@functools.cache
-def minimax(text: str) -> int:
-    """Exact result (+1 win, 0 draw, -1 loss) of a Kalah(3,2) position for the player to move."""
-    state = KalahaGame(**SMALL).state_from_text(text)
-    if state.is_terminal():
-        return int(state.returns()[state.current_player])
-    best = -2
-    for action in state.legal_actions():
-        child = state.clone()
-        child.apply(action)
-        value = minimax(child.to_text())
-        best = max(best, value if child.current_player == state.current_player else -value)
-    return best
-
-
-def action_values(state) -> dict[int, int]:
-    """The exact result of every legal move, for the player to move."""
-    out = {}
-    for action in state.legal_actions():
-        child = state.clone()
-        child.apply(action)
-        value = minimax(child.to_text())
-        out[action] = value if child.current_player == state.current_player else -value
-    return out
+#: exact results of Kalah(3,2) positions (a text) and of every legal move of a state
+minimax, action_values = minimax_of(KalahaGame(**SMALL))
 
 
 def oracle(batch_game, policy_weight: float):

@@ -5,10 +5,9 @@ simulation budget, and batch independence. Seconds in all."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
+from kalah_minimax import minimax_of
 from spieltisch.agents.neural.gumbel_search import GumbelSearch, SearchConfig, considered_visits
 from spieltisch.envs import make_batch
 from spieltisch.envs.kalaha import KalahaGame, KalahaState
@@ -152,23 +151,8 @@ def test_search_equals_a_plain_reimplementation(game, options, players) -> None:
 KALAH_42 = KalahaGame(pits=4, seeds=2)
 
 
-@functools.cache
-def exact(text: str) -> int:
-    """+1 / 0 / -1 under perfect play for the player to move (extra turns: no negation)."""
-    state = KALAH_42.state_from_text(text)
-    if state.is_terminal():
-        return int(state.returns()[state.current_player])
-    return max(move_values(state).values())
-
-
-def move_values(state) -> dict[int, int]:
-    out = {}
-    for action in state.legal_actions():
-        child = state.clone()
-        child.apply(action)
-        value = exact(child.to_text())
-        out[action] = value if child.current_player == state.current_player else -value
-    return out
+#: +1 / 0 / -1 under perfect play for the player to move, of a position and of its moves
+exact, move_values = minimax_of(KALAH_42)
 
 
 def exact_evaluator(obs: np.ndarray, mask: np.ndarray):
