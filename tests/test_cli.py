@@ -112,6 +112,8 @@ def test_an_interrupted_training_run_says_how_to_continue(tmp_path, capsys, monk
 
     monkeypatch.setattr(ppo, "train", interrupted)
     config = str(Path(__file__).resolve().parents[1] / "configs" / "kalaha_ppo.yaml")
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)  # a complete one, written before
+    (tmp_path / "run" / "checkpoints" / "step_0000000256.json").write_text('{"step": 256}')
     assert main(["train", config, "--set", f"run_dir={tmp_path / 'run'}"]) == 130
     err = capsys.readouterr().err
     assert err.startswith("\n") and f"kept in {tmp_path / 'run'}" in err  # (it said only
@@ -248,6 +250,7 @@ def test_a_full_disk_while_saving_weights_is_named(tmp_path, capsys, monkeypatch
     assert "No space left on device" in err
     # the first checkpoint failed: nothing to resume (it said complete checkpoints were kept)
     assert "no checkpoint was written" in err and "--resume" not in err
+    assert "start it over once the cause is mended with: spieltisch train" in err  # --overwrite
 
 
 def test_a_stopped_run_says_where_it_stands_in_its_own_units(tmp_path, capsys):

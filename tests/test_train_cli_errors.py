@@ -59,3 +59,42 @@ def test_a_connection_error_without_checkpoints_promises_no_resume(tmp_path, mon
     assert "no checkpoint was written" in err and "nothing to resume" in err
     assert "checkpoints are kept" not in err and "--resume" not in err
     assert not run_dir.exists()  # the empty run_dir made for it is removed again
+
+
+def test_ctrl_c_names_the_kept_checkpoints_and_resume(tmp_path, monkeypatch, capsys):
+    code, run_dir = _train_failing(monkeypatch, tmp_path, KeyboardInterrupt(), checkpoint=True)
+    assert code == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and f"complete checkpoints are kept in {run_dir}" in err
+    assert "step_0000000256" in err and f"{CONFIG} --resume" in err
+
+
+def test_ctrl_c_before_any_file_promises_no_resume(tmp_path, monkeypatch, capsys):
+    # was: "interrupted; the run's complete checkpoints are kept in ...; continue with ...
+    # --resume" for a run that had written nothing (and --resume then failed)
+    code, run_dir = _train_failing(monkeypatch, tmp_path, KeyboardInterrupt())
+    assert code == 130
+    err = capsys.readouterr().err
+    assert "no checkpoint was written" in err and "nothing to resume" in err
+    assert "--resume" not in err and "--overwrite" not in err
+    assert not run_dir.exists()  # the empty run_dir made for it is removed again
+
+
+def test_ctrl_c_before_the_first_checkpoint_offers_the_command_that_starts_over(
+    tmp_path, monkeypatch, capsys
+):
+    # the run wrote its config and logs but no checkpoint: a plain rerun would be refused
+    # ("already holds a run"), so the message names --overwrite
+    run_dir = tmp_path / "run"
+
+    def interrupted_after_writing(cfg, resume=False, log=print, overwrite=False, **kwargs):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.resolved.json").write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo, "train", interrupted_after_writing)
+    assert main(["train", CONFIG, "--set", f"run_dir={run_dir}"]) == 130
+    err = capsys.readouterr().err
+    assert "nothing to resume" in err and "--resume" not in err
+    assert f"start it over with: spieltisch train {CONFIG} --overwrite" in err
+    assert run_dir.exists()

@@ -136,6 +136,25 @@ def run(args: argparse.Namespace) -> int:
         if made and run_dir.is_dir() and not any(run_dir.iterdir()):
             run_dir.rmdir()
 
+    def what_is_left(when: str) -> str:
+        """What a stopped run leaves and the command that goes on from it: --resume only where
+        a complete checkpoint exists (it was promised for runs that had written none)."""
+        from spieltisch.train.run_files import complete_checkpoints, run_files
+
+        again = f"spieltisch train {shlex.quote(args.config)}"
+        kept = complete_checkpoints(run_dir) if run_dir.is_dir() else []
+        if kept:
+            return (
+                f"the run's complete checkpoints are kept in {cfg.run_dir} (newest: "
+                f"{kept[0].name}); continue{when} with: {again} --resume (and the same --set "
+                "options)"
+            )
+        remove_if_empty()
+        left = f"no checkpoint was written in {cfg.run_dir}, so there is nothing to resume"
+        if run_dir.is_dir() and run_files(run_dir):  # a new run there is refused without it
+            left += f"; start it over{when} with: {again} --overwrite (and the same --set options)"
+        return left
+
     try:
         result = train(cfg, resume=args.resume, overwrite=args.overwrite)
     except (CheckpointError, ValueError) as err:
@@ -145,26 +164,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         # The disk filled up, Ray's connection broke, a worker failed: say what, and offer
         # --resume only where a complete checkpoint is there to resume from.
-        from spieltisch.train.run_files import complete_checkpoints
-
-        kept = complete_checkpoints(run_dir) if run_dir.is_dir() else []
-        if kept:
-            after = (
-                f"the run's complete checkpoints are kept in {cfg.run_dir} (newest: "
-                f"{kept[0].name}; continue with --resume once the cause is mended)"
-            )
-        else:
-            after = f"no checkpoint was written in {cfg.run_dir}, so there is nothing to resume"
+        after = what_is_left(" once the cause is mended")
         print(f"spieltisch train: {type(err).__name__}: {err}; {after}", file=sys.stderr)
-        remove_if_empty()
         return 1
     except KeyboardInterrupt:
-        print(
-            f"\nspieltisch train: interrupted; the run's complete checkpoints are kept in "
-            f"{cfg.run_dir}; continue with: spieltisch train {shlex.quote(args.config)} "
-            "--resume (and the same --set options)",
-            file=sys.stderr,
-        )
+        print(f"\nspieltisch train: interrupted; {what_is_left('')}", file=sys.stderr)
         return 130
     if "summary" in result:
         print(result["summary"])
