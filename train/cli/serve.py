@@ -66,10 +66,12 @@ def allowed_hosts(host: str) -> tuple[str, ...] | None:
     """The Host names the server answers to when it listens on ``host``: this machine's names
     on loopback, the address itself (and this machine's names) otherwise; None (any) when it
     listens on every address, where the network's own names cannot be known."""
-    if host in ("0.0.0.0", "::", ""):
+    if host in ("0.0.0.0", "::", "[::]", ""):
         return None
     if host in LOOPBACK_NAMES:
         return LOOPBACK_NAMES
+    if ":" in host and not host.startswith("["):  # a browser's Host names it "[2001:db8::5]"
+        return (host, f"[{host}]", *LOOPBACK_NAMES)  # (every request was refused)
     return (host, *LOOPBACK_NAMES)
 
 

@@ -59,6 +59,9 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 #: the largest request body the API reads (bytes)
 MAX_BODY = 64 * 1024
+#: the page may not be shown in a frame of another site's page, which could make a person
+#: click on it unawares (its requests come from this server's page, so they pass the checks)
+PAGE_HEADERS = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
 
 
 def _error(err: RequestError) -> JSONResponse:
@@ -265,7 +268,7 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         return {"deleted": request.path_params["id"]}
 
     async def page(request: Request) -> Response:
-        return FileResponse(STATIC_DIR / "index.html")
+        return FileResponse(STATIC_DIR / "index.html", headers=PAGE_HEADERS)
 
     routes = [
         Route("/", page),

@@ -62,9 +62,10 @@ class ServerSettings:
     gets ``first_move_time_limit``, for compiling and loading); ``analysis_time_limit``: seconds
     for one analysis; ``checkpoint_root``: the folder ``checkpoint:PATH`` agents must lie in (None:
     no ``checkpoint:`` agents); ``max_sessions``: games kept at once (the longest unused one is
-    dropped first); ``session_ttl``: seconds an unused game is kept; ``allowed_hosts``: below."""
+    dropped first); ``session_ttl``: seconds an unused game is kept; ``allowed_hosts``: below.
+    ``move_time_limit`` None: agents' moves have no limit."""
 
-    move_time_limit: float = 10.0
+    move_time_limit: float | None = 10.0  # None: no limit (--move-time-limit 0)
     first_move_time_limit: float = 120.0
     analysis_time_limit: float = 10.0
     checkpoint_root: Path | None = None
@@ -105,7 +106,9 @@ def _check_agent(spec: Any, game: str, options: dict[str, Any], settings: Server
     except ValueError as err:
         raise RequestError(str(err)) from None
     # (time: an alpha-beta move's seconds; beyond the move's limit it forfeits and searches on)
-    limits = {**AGENT_PARAMETER_LIMITS, "time": settings.move_time_limit}
+    limits = dict(AGENT_PARAMETER_LIMITS)
+    if settings.move_time_limit is not None:  # (None, no limit, was compared: a 500)
+        limits["time"] = settings.move_time_limit
     for key, limit in limits.items():
         value = params.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool) and value > limit:
@@ -195,10 +198,12 @@ class GameSession:
         seed = request.get("seed")
         if seed is None:  # 63 bits: too many to search for the deal that fits the cards seen
             seed = secrets.randbelow(2**63 - 2**20)  # (agents get seed + seat: below 2**63)
-        if isinstance(seed, str) and seed.isascii() and seed.isdigit():
+        if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 20:
             seed = int(seed)  # the page sends the digits: a JavaScript number rounds above 2**53
+            # (and int() of over 4300 digits raised ValueError: a 500)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-            raise RequestError(f"seed must be a whole number >= 0, got {seed!r}")
+            shown = repr(seed) if len(repr(seed)) <= 40 else f"{repr(seed)[:30]}..."
+            raise RequestError(f"seed must be a whole number from 0 to 2**63 - 1, got {shown}")
         position = request.get("position")
         if position is not None and (not isinstance(position, str) or len(position) > 2000):
             raise RequestError("position must be the game's position notation (text)")
@@ -294,7 +299,9 @@ class GameSession:
     def record(self) -> dict[str, Any]:
         """The game record (JSON): the game, options, agents, start, moves and result; replaying
         the moves from the start reproduces the game. HiLo's record has no seed or start
-        position while the game is on (they fix the hidden cards)."""
+        position while the game is on (they fix the hidden cards), nor has any game's record
+        its seed while a person plays it (it fixes backgammon's dice to come and the agents'
+        random choices: a download mid-game told a person every roll ahead)."""
         data: dict[str, Any] = {
             "format": "spieltisch-game-record/1",
             "game": self.game,
@@ -306,8 +313,10 @@ class GameSession:
             "result": self.result,
             "message": self.message,
         }
-        if self.game != "hilo" or self.status != "playing":
+        on = self.status == "playing"
+        if not on or (self.game != "hilo" and not self.humans):
             data["seed"] = self.seed
+        if not on or self.game != "hilo":
             data["start_position"] = self.position
         if self.game == "backgammon":
             data["position_id"] = self.raw.state.position_id()
@@ -550,6 +559,7 @@ class SessionStore:
 
     def get(self, session_id: str) -> GameSession:
         with self._lock:
+            self._expire()  # (only new games expired old ones: an idle server kept them all)
             session = self._sessions.get(session_id)
             if session is None:
                 raise RequestError(f"no game {session_id!r} on this server (over, or expired)", 404)

@@ -228,6 +228,7 @@ async function newGame(event) {
   const position = $("position").value.trim();
   if (position) body.position = position;
   $("new-game").disabled = true;
+  const previous = state.view;
   let view;
   try {
     view = await request("POST", "/api/sessions", body);
@@ -238,6 +239,9 @@ async function newGame(event) {
     $("new-game").disabled = false;
   }
   startGame(view);
+  // the page shows one game: the server forgets the one it leaves (it kept every game for
+  // hours, a perfect agent's 400 MB each)
+  if (previous && previous.id !== view.id) request("DELETE", `/api/sessions/${previous.id}`).catch(() => {});
 }
 
 function startGame(view) {
