@@ -203,7 +203,8 @@ class HumanAgent(Agent):
         while True:
             try:
                 text = self.input_fn("move: ").strip()
-            except EOFError as err:
+            except EOFError as err:  # (Ctrl-D echoes no newline: end the prompt's line)
+                self.output_fn("")
                 raise HumanQuit("input ended") from err
             if text.lower() in ("q", "quit", "exit"):
                 raise HumanQuit("quit")

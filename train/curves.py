@@ -71,7 +71,9 @@ def evaluation_tags(tags: list[str]) -> list[str]:
 
 
 def loss_tags(tags: list[str]) -> list[str]:
-    return sorted(t for t in tags if t.startswith("loss/") and not t.endswith(("entropy", "kl")))
+    # (PPO's clip fraction is no loss either: a share, often 0, which ruled out the log scale)
+    not_losses = ("entropy", "kl", "clip_fraction")
+    return sorted(t for t in tags if t.startswith("loss/") and not t.endswith(not_losses))
 
 
 def run_unit(run_dir: Path) -> str:
@@ -99,12 +101,15 @@ def plot_curves(run_dir: Path, unit: str) -> Path | None:
 
 def plot_runs(run_dirs: list[Path], unit: str, out: Path) -> Path | None:
     """The evaluations and losses of one run or of several side by side (each line labelled
-    with its run's folder name) into the PNG ``out``, written atomically; ``unit`` names the
-    x axis. Returns ``out``, or None when none of the runs logged anything to draw. Raises
-    ValueError naming a run without TensorBoard logs."""
+    with its run's folder name, or its path where two folders share a name) into the picture
+    ``out`` (PNG, or the format its suffix names: ``.svg``, ``.pdf``), written atomically;
+    ``unit`` names the x axis. Returns ``out``, or None when none of the runs logged anything
+    to draw. Raises ValueError naming a run without TensorBoard logs."""
     logs = {}
     for run_dir in run_dirs:
         tb_dir = Path(run_dir) / "tb"
+        if not tb_dir.is_dir() and any(Path(run_dir).glob("events.out.tfevents.*")):
+            raise ValueError(f"{run_dir} holds TensorBoard logs: give its run directory (above)")
         if not tb_dir.is_dir():
             raise ValueError(f"{run_dir}: no TensorBoard logs ({tb_dir}; tensorboard: false?)")
         logs[Path(run_dir)] = read_scalars(tb_dir)
@@ -116,11 +121,15 @@ def plot_runs(run_dirs: list[Path], unit: str, out: Path) -> Path | None:
     import matplotlib.pyplot as plt
 
     several = len(logs) > 1
+    # each run's lines are labelled with its folder's name, or the path given where two runs'
+    # folders have one name (runs/a/run, runs/b/run): the legend told them apart by nothing
+    names = [d.name for d in logs]
+    names = [n if names.count(n) == 1 else str(d) for n, d in zip(names, logs, strict=True)]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     kinds, positive = set(), True
     styles = ("-", "--", ":", "-.")
-    for number, (run_dir, curves) in enumerate(logs.items()):
-        prefix = f"{run_dir.name}: " if several else ""
+    for number, (name, curves) in enumerate(zip(names, logs.values(), strict=True)):
+        prefix = f"{name}: " if several else ""
         # several runs: one colour per run, a line style per curve; one run: a colour per curve
         look = {"color": f"C{number % 10}"} if several else {}
         for k, tag in enumerate(evaluation_tags(list(curves))):
@@ -135,12 +144,13 @@ def plot_runs(run_dirs: list[Path], unit: str, out: Path) -> Path | None:
         for k, tag in enumerate(loss_tags(list(curves))):
             steps, values = curves[tag]
             style = {**look, "linestyle": styles[k % len(styles)]} if several else {}
+            if len(steps) == 1:  # a line through one point draws nothing
+                style["marker"] = "o"
             bottom.plot(steps, values, label=prefix + tag.removeprefix("loss/"), **style)
             positive = positive and all(v > 0 for v in values)
     only = kinds.pop() if len(kinds) == 1 else None
     top.set_ylabel(YLABELS.get(only, "evaluation"))
-    names = ", ".join(d.name for d in logs)
-    top.set_title(f"{names}: evaluations and losses")
+    top.set_title(f"{', '.join(names)}: evaluations and losses")
     if top.lines:
         top.legend(fontsize=8)
     else:
@@ -154,8 +164,10 @@ def plot_runs(run_dirs: list[Path], unit: str, out: Path) -> Path | None:
     bottom.set_xlabel(unit)
     bottom.grid(alpha=0.3)
     fig.tight_layout()
+    # the format from out's suffix (the temporary file's is .tmp): --out compare.svg wrote PNG
+    kind = Path(out).suffix.lower().lstrip(".") or "png"
     try:
-        write_atomic(out, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
+        write_atomic(out, lambda tmp: fig.savefig(tmp, dpi=100, format=kind))
     finally:
         plt.close(fig)
     return Path(out)

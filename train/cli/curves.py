@@ -37,8 +37,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--out",
         metavar="PATH",
-        help="the PNG to write (default: RUN_DIR/curves.png for one run, curves.png here for "
-        "several)",
+        help="the picture to write, PNG or the format its suffix names (.svg, .pdf; default: "
+        "RUN_DIR/curves.png for one run, curves.png here for several)",
     )
     return p
 

@@ -112,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
         print(env.render())
 
     for game_index in range(args.games):
-        seed = base_seed + game_index
+        # a secret seed is drawn for every game: the seed printed after a game must not give
+        # away the next game's deal (as base_seed + game_index would)
+        seed = secrets.randbelow(2**62) if secret_seed else base_seed + game_index
         if not args.quiet:
             env.reset(seed=seed)
             shown = "" if secret_seed else f", seed {seed}"
