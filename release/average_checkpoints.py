@@ -35,7 +35,12 @@ def main(argv: list[str] | None = None) -> int:
         save_checkpoint,
     )
 
-    if paths_of(args.out)[1].exists():
+    try:
+        weights, meta_path = paths_of(args.out)
+    except CheckpointError as err:
+        print(f"cannot write {args.out}: {err}", file=sys.stderr)
+        return 2
+    if weights.exists() or meta_path.exists():
         print(f"{args.out}: a checkpoint exists there already; not overwritten", file=sys.stderr)
         return 2
     try:
@@ -43,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     except CheckpointError as err:
         print(f"cannot average: {err}", file=sys.stderr)
         return 2
-    weights = save_checkpoint(args.out, meta, tensors)
+    try:
+        weights = save_checkpoint(args.out, meta, tensors)
+    except OSError as err:  # a parent that is a file, no permission, a full disk
+        print(f"cannot write {args.out}: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {weights} (the mean of {len(args.checkpoints)} checkpoints)")
     return 0
 

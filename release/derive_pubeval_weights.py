@@ -18,6 +18,7 @@ from pathlib import Path
 import gnubg_nn
 import numpy as np
 from spieltisch.agents.backgammon import pubeval
+from spieltisch.agents.files import write_text_atomic
 from spieltisch.envs.backgammon import gnubg_adapter as ga
 
 OUT = Path(__file__).resolve().parent.parent / "agents" / "data" / "pubeval.json"
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
+    if args.out.is_dir():  # checked before the fit
+        parser.error(f"{args.out} is a directory; give the path of the file to write")
     boards, _ = ga.random_positions(20_000, 2024)
     movers, opponents, scores = [], [], []
     for board in boards:
@@ -51,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"{kind}: the linear fit does not reproduce GNU Backgammon's scores")
         result[kind] = [round(float(v), 5) for v in w]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    write_text_atomic(args.out, json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.out}")
 
 

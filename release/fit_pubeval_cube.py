@@ -128,6 +128,12 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--games must be at least 5 (a fifth is held out), got {args.games}")
     if args.bins < 1:
         parser.error(f"--bins must be at least 1, got {args.bins}")
+    from spieltisch.agents.files import check_output_path, write_text_atomic
+
+    try:  # before the games, not after them
+        check_output_path(args.out)
+    except ValueError as err:
+        parser.error(str(err))
     start, cpu = time.time(), time.process_time()
     data = self_play(args.games, args.seed, progress=not args.no_progress)
     held_out = data["game"] >= args.games - args.games // 5
@@ -146,7 +152,12 @@ def main(argv: list[str] | None = None) -> None:
     fitted: pubeval.Model = {}
     for kind, is_race in (("race", True), ("contact", False)):
         train = (data["race"] == is_race) & ~held_out
-        edges, frequencies = count_bins(data["feature"][train], data["result"][train], args.bins)
+        try:
+            edges, frequencies = count_bins(
+                data["feature"][train], data["result"][train], args.bins
+            )
+        except ValueError as err:
+            parser.error(f"{kind}: {err} (more --games or fewer --bins)")
         fitted[kind] = (edges, frequencies)
         out[kind] = {
             "edges": edges.tolist(),
@@ -163,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     }
     out["wall_s"] = round(time.time() - start, 1)
     out["cpu_s"] = round(time.process_time() - cpu, 1)
-    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    write_text_atomic(args.out, json.dumps(out, indent=2) + "\n")
     for kind in ("race", "contact"):
         print(f"{kind}: {out[kind]['positions']} positions, {len(out[kind]['edges']) + 1} bins")
     held = out["held_out"]

@@ -18,9 +18,9 @@ weight chosen for this network (``search_value_weight``; ``agents/hilo/search.py
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from record_eval import REPORT_KEYS, read_json
 from ship_alphazero import (
     ROOT,
     arena_rows,
@@ -42,9 +42,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from spieltisch.agents.neural.agents import pretrained_name
-    from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+    from spieltisch.agents.neural.checkpoint import (
+        CheckpointError,
+        load_checkpoint,
+        save_checkpoint,
+    )
+    from spieltisch.envs import check_options
+    from spieltisch.envs._common.options import parse_options
 
-    options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.option)}
+    try:
+        options = parse_options(args.option)
+        check_options(args.game, options)  # (an unknown game too)
+    except ValueError as err:
+        parser.error(str(err))
     name = pretrained_name(args.game, options)
     beside = args.pretrained_dir / f"{name}_alphazero"
     if not beside.with_suffix(".safetensors").exists():
@@ -53,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     if old_algo == "alphazero":
         parser.error(f"{name} is an AlphaZero agent already")
     rename = renamer(args.game, old_algo)
-    ckpt = load_checkpoint(beside, args.game, root=args.pretrained_dir)
+    try:
+        ckpt = load_checkpoint(beside, args.game, root=args.pretrained_dir)
+    except CheckpointError as err:
+        parser.error(str(err))
     meta = own_meta(ckpt.meta)
     evaluation = {key: rename_row(row, rename) for key, row in meta["evaluation"].items()}
     label = f"pretrained:{args.game}"
@@ -65,11 +78,15 @@ def main(argv: list[str] | None = None) -> int:
         return rename(agent).removeprefix(label).removeprefix(":")
 
     for path in args.arena:
-        report = json.loads(path.read_text())
+        report = read_json(path, "a report of spieltisch eval --json", REPORT_KEYS)
         evaluation.update(arena_rows(report, label, rename, params_of=promoted_params))
     meta["evaluation"] = evaluation
     reproduce = dict(meta.get("reproduce") or {})
-    reproduce["evaluate"] = "; ".join(row["command"] for row in evaluation.values())
+    # rows of a strength benchmark have no command of their own: its command stays, renamed
+    commands = [row.get("command") for row in evaluation.values()]
+    if None in commands and reproduce.get("evaluate"):
+        commands.insert(0, rename(reproduce["evaluate"]))
+    reproduce["evaluate"] = "; ".join(dict.fromkeys(c for c in commands if c))
     weight = args.search_value_weight
     reproduce["promote"] = "python release/promote_alphazero.py " + " ".join(
         [args.game, *(f"--arena {p}" for p in args.arena)]

@@ -47,6 +47,23 @@ def row_key(agent: str, opponent: str) -> str:
     return f"{prefix}_vs_{opponent}" if prefix else f"vs_{opponent}"
 
 
+#: what every report of ``spieltisch eval --json`` has (``ArenaReport.to_json``)
+REPORT_KEYS = ("game", "seeds", "seed", "pairs", "machine")
+
+
+def read_json(path: Path, what: str, keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON object in ``path`` (``what`` it should be, for the message), with ``keys``;
+    SystemExit naming the problem otherwise (a missing or damaged file, another kind of file)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SystemExit(f"cannot read {path} ({what}): {err}") from None
+    missing = [k for k in keys if k not in data] if isinstance(data, dict) else list(keys)
+    if not isinstance(data, dict) or missing:
+        raise SystemExit(f"{path} is not {what} (no {', '.join(missing) or 'JSON object'})")
+    return data
+
+
 def evaluation_rows(report: dict[str, Any], command: str, seconds: float) -> dict[str, dict]:
     """The rows of an arena report (``ArenaReport.to_json``) whose agent is the game's
     pretrained agent, by :func:`row_key`, each with the command, wall time and machine."""
@@ -80,11 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results-dir", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
 
+    from spieltisch.agents.files import write_text_atomic
     from spieltisch.agents.neural.agents import pretrained_name
 
-    report = json.loads(args.report.read_text())
+    report = read_json(args.report, "a report of spieltisch eval --json", REPORT_KEYS)
     game, options = report["game"], report.get("options") or {}
     name = pretrained_name(game, options)
+    default = args.pretrained_dir / f"{name}.json"
+    # algo=X names the default itself where the default was trained by X (as the agents read it)
+    default_algo = json.loads(default.read_text()).get("algorithm") if default.exists() else None
     rows = evaluation_rows(report, args.command, args.seconds)
     if not rows:
         print(
@@ -94,12 +115,16 @@ def main(argv: list[str] | None = None) -> int:
     by_file: dict[str, dict[str, Any]] = {}  # the shipped file's name: its rows
     for key, row in rows.items():
         algo = agent_algo(row["agent"])
-        by_file.setdefault(f"{name}_{algo}" if algo else name, {})[key] = row
+        stem = f"{name}_{algo}" if algo not in (None, default_algo) else name
+        by_file.setdefault(stem, {})[key] = row
+    missing = [
+        f"{stem}.json" for stem in by_file if not (args.pretrained_dir / f"{stem}.json").exists()
+    ]
+    if missing:  # checked before any file is written
+        print(f"no shipped agent {', '.join(missing)} in {args.pretrained_dir}", file=sys.stderr)
+        return 1
     for shipped, file_rows in by_file.items():
         targets = [args.pretrained_dir / f"{shipped}.json"]
-        if not targets[0].exists():
-            print(f"no shipped agent {targets[0]}", file=sys.stderr)
-            return 1
         # the training results of the agent shipped under that file: <name>_<algorithm>
         algorithm = json.loads(targets[0].read_text()).get("algorithm", "ppo")
         results = (
@@ -112,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             meta = json.loads(path.read_text())
             meta.setdefault("evaluation", {}).update(file_rows)
             sort = path.parent == args.pretrained_dir  # the checkpoint metadata is written sorted
-            path.write_text(json.dumps(meta, indent=2, sort_keys=sort) + "\n")
+            write_text_atomic(path, json.dumps(meta, indent=2, sort_keys=sort) + "\n")
             print(f"recorded {sorted(file_rows)} in {path}")
     return 0
 

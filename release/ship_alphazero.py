@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from record_eval import agent_params  # a script beside this one (imported by name)
+from record_eval import REPORT_KEYS, agent_params, read_json  # a script beside this one
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -280,17 +280,25 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--algo names the agent shipped --beside the default")
 
     from spieltisch.agents.arena import machine_info
+    from spieltisch.agents.files import write_text_atomic
     from spieltisch.agents.neural.agents import pretrained_name
-    from spieltisch.agents.neural.checkpoint import load_checkpoint, save_checkpoint
+    from spieltisch.agents.neural.checkpoint import (
+        CheckpointError,
+        load_checkpoint,
+        save_checkpoint,
+    )
     from spieltisch.train.run_files import run_resources
 
+    try:
+        ckpt = load_checkpoint(args.run_dir / args.policy)
+    except CheckpointError as err:
+        parser.error(str(err))
     resources = run_resources(args.run_dir)
     for key in ("wall", "cpu"):
         if getattr(args, f"train_seconds_{key}") is None:
             if resources is None:
                 parser.error(f"{args.run_dir} has no resources.json: give --train-seconds-{key}")
             setattr(args, f"train_seconds_{key}", resources["total"][f"{key}_seconds"])
-    ckpt = load_checkpoint(args.run_dir / args.policy)
     game, options = ckpt.meta["game"], ckpt.meta["game_options"]
     if ckpt.meta.get("algorithm") != "alphazero":
         parser.error(f"{args.run_dir / args.policy} was not trained by algorithm alphazero")
@@ -300,10 +308,14 @@ def main(argv: list[str] | None = None) -> int:
     moved = not args.beside and args.ship and old_algo not in (None, "alphazero")
     rename = renamer(game, old_algo) if moved else str  # opponents named as after the move
     if args.strength is not None:
-        strength = json.loads(args.strength.read_text())
+        strength = read_json(
+            args.strength, "a result of alphazero_strength", ("matches", "command")
+        )
         evaluation = evaluation_rows(strength, game, rename, label)
     else:
-        reports = [json.loads(path.read_text()) for path in args.arena]
+        reports = [
+            read_json(p, "a report of spieltisch eval --json", REPORT_KEYS) for p in args.arena
+        ]
         evaluation = {k: v for r in reports for k, v in arena_rows(r, label, rename).items()}
         strength = {
             "command": "; ".join(row["command"] for row in evaluation.values()),
@@ -329,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     out = args.results_dir / f"{name}_{args.algo}_train.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    write_text_atomic(out, json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {out}")
     if args.ship:
         if args.beside:

@@ -6,12 +6,14 @@
 Runs ``spieltisch train`` in-process (timed: wall and CPU seconds), evaluates the run's
 ``final`` (or ``best``) policy with the arena (``spieltisch eval`` pairs: swapped seats, paired
 seeds, random openings in Kalaha and Hus; for more than two players a table of the policy
-against ``--table-opponent`` in every other seat), prints the results and writes
+against each ``--opponents`` agent in every other seat), prints the results and writes
 ``benchmarks/results/<name>_ppo_train.json`` (``--results-dir``; command, training time,
 machine, metrics).
 ``--search N`` also evaluates the policy with N plies of search over its value head
-(``checkpoint:<path>:search=N``). ``--ship`` copies the policy to ``agents/pretrained/`` with the
-evaluation and the reproducing command in its metadata.
+(``checkpoint:<path>:search=N``). ``--ship`` copies the policy to ``agents/pretrained/<name>``
+with the evaluation and the reproducing command in its metadata; where an agent of another
+algorithm is shipped under that name (the AlphaZero defaults), it is left alone and the policy
+goes beside it as ``<name>_ppo`` (``pretrained:<game>:algo=ppo``, the name its rows use).
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config")
     parser.add_argument("--set", action="append", default=[], dest="overrides")
-    parser.add_argument("--opponents", nargs="+", default=["random"])
+    parser.add_argument(
+        "--opponents", nargs="+", default=["random"],
+        help="arena opponents (more than two players: each in every other seat)",
+    )  # fmt: skip
     parser.add_argument("--seeds", type=int, default=250, help="arena seeds per opponent")
     parser.add_argument("--skip-training", action="store_true", help="evaluate an existing run")
     parser.add_argument(
@@ -40,7 +45,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-cpu-seconds", type=float, help="with --skip-training")
     parser.add_argument("--policy", choices=("final", "best"), default="final")
     parser.add_argument("--search", type=int, help="also evaluate with this search depth")
-    parser.add_argument("--table-opponent", help="more than two players: the other seats' agent")
     parser.add_argument("--ship", action="store_true", help="copy the policy to agents/pretrained")
     parser.add_argument(
         "--results-dir",
@@ -59,19 +63,44 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from spieltisch.agents.arena import evaluate, machine_info
+    from spieltisch.agents.arena.evaluation import check_table_counts
+    from spieltisch.agents.files import write_text_atomic
     from spieltisch.agents.neural.agents import pretrained_name
-    from spieltisch.agents.neural.checkpoint import load_checkpoint
-    from spieltisch.train.config import config_to_dict, load_config
+    from spieltisch.agents.neural.checkpoint import CheckpointError, load_checkpoint
+    from spieltisch.agents.registry import check_agent_name, make_agent
+    from spieltisch.train.config import ConfigError, config_to_dict, load_config
     from spieltisch.train.ppo import train
+    from spieltisch.train.run_files import RunDirError
 
-    cfg = load_config(args.config, args.overrides)
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except ConfigError as err:
+        parser.error(str(err))
+    if cfg.algorithm != "ppo":
+        parser.error(f"{args.config} is a config of algorithm {cfg.algorithm}, not ppo")
     name = pretrained_name(cfg.game, cfg.game_options)
     out = args.results_dir / f"{name}_ppo_train.json"
     if args.ship_recorded:
+        if not out.is_file():
+            parser.error(f"--ship-recorded: no recorded results {out}")
         result = json.loads(out.read_text())
         path = Path(result["resolved_config"]["run_dir"]) / result["policy"]
-        ship(load_checkpoint(path, cfg.game), result, args.pretrained_dir / name)
+        try:
+            ckpt = load_checkpoint(path, cfg.game)
+        except CheckpointError as err:
+            parser.error(str(err))
+        ship(ckpt, result, args.pretrained_dir / ship_stem(args.pretrained_dir, name))
         return 0
+    # what the evaluation after training needs, checked before the training
+    try:
+        check_table_counts(args.seeds, 0, 0, 1)
+        if args.search is not None and args.search < 1:
+            raise ValueError(f"--search must be at least 1, got {args.search}")
+        for opponent in args.opponents:  # an unknown name, a bad parameter, a missing file
+            check_agent_name(opponent, cfg.game, human=False)
+            make_agent(opponent, cfg.game, seed=0, game_options=dict(cfg.game_options))
+    except ValueError as err:
+        parser.error(str(err))
     # run_dir only says where the run is written: the reproducing command leaves it out
     learning = [o for o in args.overrides if not o.startswith("run_dir=")]
     command = "spieltisch train " + " ".join(
@@ -80,20 +109,28 @@ def main(argv: list[str] | None = None) -> int:
     train_seconds, train_cpu = args.train_seconds, args.train_cpu_seconds
     if not args.skip_training:
         start, cpu_start = time.perf_counter(), time.process_time()
-        train(cfg)
+        try:
+            train(cfg)
+        except RunDirError as err:  # before any training
+            parser.error(f"{err} (with this script: --skip-training evaluates the run there)")
         train_seconds = time.perf_counter() - start
         train_cpu = time.process_time() - cpu_start
     final = Path(cfg.run_dir) / args.policy
-    ckpt = load_checkpoint(final, cfg.game)
+    try:
+        ckpt = load_checkpoint(final, cfg.game)
+    except CheckpointError as err:
+        parser.error(str(err))
     players = int(cfg.game_options.get("num_players", 2))
     evaluation: dict[str, dict] = {}
-    variants = [("", f"checkpoint:{final}", f"pretrained:{cfg.game}")]
+    stem = ship_stem(args.pretrained_dir, name)  # the rows name the agent as shipped
+    shipped = f"pretrained:{cfg.game}" + (":algo=ppo" if stem != name else "")
+    variants = [("", f"checkpoint:{final}", shipped)]
     if args.search:
         variants.append(
             (
                 f"search{args.search}_",
                 f"checkpoint:{final}:search={args.search}",
-                f"pretrained:{cfg.game}:search={args.search}",
+                shipped + ("," if stem != name else ":") + f"search={args.search}",
             )
         )
     for label, me, shipped_name in variants:
@@ -143,11 +180,21 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    write_text_atomic(out, json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {out}")
     if args.ship:
-        ship(ckpt, result, args.pretrained_dir / name)
+        ship(ckpt, result, args.pretrained_dir / stem)
     return 0
+
+
+def ship_stem(pretrained: Path, name: str) -> str:
+    """The file a PPO policy ships as: ``name`` (``pretrained:<game>``), unless an agent of
+    another algorithm is shipped under it (an AlphaZero default), which ``--ship`` must not
+    replace: then ``<name>_ppo`` beside it, the agent ``pretrained:<game>:algo=ppo``."""
+    sidecar = pretrained / f"{name}.json"
+    if sidecar.exists() and json.loads(sidecar.read_text()).get("algorithm") != "ppo":
+        return f"{name}_ppo"
+    return name
 
 
 def ship(ckpt, result: dict, dest: Path) -> None:
@@ -156,6 +203,8 @@ def ship(ckpt, result: dict, dest: Path) -> None:
     from spieltisch.agents.neural.checkpoint import save_checkpoint
 
     game = ckpt.meta["game"]
+    beside = dest.name.endswith("_ppo")  # (see ship_stem)
+    agent = f"pretrained:{game}:algo=ppo[,search=N]" if beside else f"pretrained:{game}[:search=N]"
     meta = {
         k: v
         for k, v in ckpt.meta.items()
@@ -168,7 +217,7 @@ def ship(ckpt, result: dict, dest: Path) -> None:
         "train_seconds_wall": result["train_seconds_wall"],
         "train_seconds_cpu": result["train_seconds_cpu"],
         "evaluate": (
-            f"spieltisch eval {game} --agents pretrained:{game}[:search=N] OPPONENT "
+            f"spieltisch eval {game} --agents {agent} OPPONENT "
             f"--seeds {result['evaluation_seeds']}"
             + (" --opening-plies 2" if game in ("kalaha", "hus") else "")
             + "".join(f" --option {k}={v}" for k, v in result["evaluation_options"].items())

@@ -78,10 +78,35 @@ def main(argv: list[str] | None = None) -> int:
 
     from spieltisch.agents.arena import evaluate
     from spieltisch.agents.arena.provenance import machine_info
-    from spieltisch.agents.neural.checkpoint import load_checkpoint, paths_of, save_checkpoint
+    from spieltisch.agents.files import check_output_path, write_text_atomic
+    from spieltisch.agents.neural.checkpoint import (
+        CheckpointError,
+        load_checkpoint,
+        paths_of,
+        save_checkpoint,
+    )
+    from spieltisch.agents.registry import make_agent
     from spieltisch.train.run_files import run_resources
 
-    ckpt = load_checkpoint(args.checkpoint, "backgammon")
+    # everything the end needs, checked before the evaluation (minutes to hours)
+    for flag, least in (("pubeval_seeds", 0), ("gnubg_seeds", 0), ("seed", 0), ("workers", 1)):
+        if getattr(args, flag) < least:  # (0 seeds: that match is not played)
+            name = flag.replace("_", "-")
+            parser.error(f"--{name} must be at least {least}, got {getattr(args, flag)}")
+    if args.ship_as != "backgammon" and not (
+        args.ship_as.startswith("backgammon_")
+        and args.ship_as.removeprefix("backgammon_").replace("_", "").isalnum()
+    ):
+        parser.error(f"--ship-as must be backgammon or backgammon_<X>, got {args.ship_as}")
+    out = Path(args.out)
+    try:
+        if out.parent.exists():  # (a missing folder is made)
+            check_output_path(out)
+        if args.baseline:
+            make_agent(args.baseline, "backgammon", seed=0)
+        ckpt = load_checkpoint(args.checkpoint, "backgammon")
+    except (CheckpointError, ValueError) as err:  # (a CheckpointError is a ValueError)
+        parser.error(str(err))
     path = paths_of(args.checkpoint)[0].with_suffix("")
     evaluation: dict[str, dict] = {}
     if args.pubeval_from:
@@ -173,9 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if baseline:
         result["baseline"] = {"agent": args.baseline, "evaluation": baseline}
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    write_text_atomic(out, json.dumps(result, indent=2, default=str) + "\n")
     print(f"wrote {out}")
     if args.ship:
         meta = {
@@ -197,8 +221,6 @@ def main(argv: list[str] | None = None) -> int:
             "note": args.note,
         }
         tensors = {key: v for key, v in ckpt.tensors.items() if key.startswith("model.")}
-        if args.ship_as != "backgammon" and not args.ship_as.startswith("backgammon_"):
-            raise SystemExit(f"--ship-as must be backgammon or backgammon_<X>, got {args.ship_as}")
         dest = args.pretrained_dir / args.ship_as
         save_checkpoint(dest, meta, tensors)
         print(f"shipped {dest}.safetensors")
