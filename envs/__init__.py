@@ -13,8 +13,14 @@ modules are imported on first use, so that using an engine alone does not import
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from spieltisch.envs._common import numba_cache
+
+# before any kernel is defined: a cache that follows every change of the kernels' sources
+numba_cache.configure(Path(__file__).resolve().parent.parent)
 
 #: game name -> env module name (the version suffix changes only when behaviour changes)
 GAMES = {"kalaha": "kalaha_v0", "hus": "hus_v0", "hilo": "hilo_v0", "backgammon": "backgammon_v0"}
