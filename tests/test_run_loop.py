@@ -466,3 +466,25 @@ def test_a_session_killed_after_a_checkpoint_counts_up_to_it(tmp_path: Path, mon
     (session,) = json.loads((run_dir / "resources.json").read_text())["sessions"]
     assert resume_from["round"] == 8  # checkpoints at rounds 4 and 8: ten units a round
     assert session["units_end"] == 80
+
+
+def test_a_session_stopped_early_draws_the_evaluations_the_interval_skipped(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """``stop_after_*``: the picture was redrawn at most once a minute and at the run's end
+    only, so a session stopped early left curves.png with its first evaluation alone."""
+    import spieltisch.train.curves as curves
+    from spieltisch.train.curves import read_scalars
+
+    drawn: list[list[int]] = []  # the evaluations logged at each drawing
+
+    def record(run_dir: Path, unit: str) -> None:
+        drawn.append(read_scalars(run_dir / "tb")["eval/score"][0])
+
+    monkeypatch.setattr(curves, "plot_curves", record)
+    run_dir = tmp_path / "run"
+    run(ToyTrainer(config(run_dir, tensorboard=True), stop_after=7), log=lambda _: None)
+    assert drawn == [[30], [30, 60]]  # after the first evaluation, then at the stop
+    drawn.clear()
+    run(ToyTrainer(config(tmp_path / "b", tensorboard=True), stop_after=4), log=lambda _: None)
+    assert drawn == [[30]]  # nothing skipped since: not drawn again

@@ -228,19 +228,22 @@ class Trainer(ABC):
 
 class CurveDrawer:
     """Draws ``run_dir/curves.png`` (:func:`spieltisch.train.curves.plot_curves`) after an
-    evaluation, at most once every ``interval`` seconds, and at the end of the run. A picture
-    that cannot be drawn is reported once and never stops the run."""
+    evaluation, at most once every ``interval`` seconds, and at the end of the run (or of a
+    session stopped early, if an evaluation since the last picture is missing from it). A
+    picture that cannot be drawn is reported once and never stops the run."""
 
     def __init__(self, run_dir: Path, log: Any, interval: float = 60.0) -> None:
         self.run_dir, self.log, self.interval = run_dir, log, interval
         self.last = -math.inf
         self.failed = False
+        self.behind = False  # an evaluation was skipped by the interval
 
     def draw(self, unit: str, at_end: bool = False) -> None:
         now = time.monotonic()
         if self.failed or (not at_end and now - self.last < self.interval):
+            self.behind = not self.failed
             return
-        self.last = now
+        self.last, self.behind = now, False
         try:
             from spieltisch.train.curves import plot_curves
 
@@ -456,6 +459,8 @@ def _run_locked(
 
     if bar is not None:
         bar.close()
+    if curves.behind and trainer.units < trainer.total_units:  # stopped early (stop_after_*)
+        curves.draw(trainer.unit, at_end=True)  # (it showed only the first evaluation)
     result = trainer.summary()
     if trainer.units >= trainer.total_units:
         final = run_dir / "final"

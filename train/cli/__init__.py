@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
@@ -86,3 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)  # (off a progress bar's line)
         return 130
+    except BrokenPipeError:  # the reader left (`spieltisch play ... | head`): no traceback
+        # and no second error when Python flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # (as a shell reports a command ended by SIGPIPE)
