@@ -4,26 +4,16 @@ algorithm by accident."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from test_benchmarks import release_module
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT / "release"
 PRETRAINED = ROOT / "agents" / "pretrained"
-
-
-def release_module(name: str):
-    """A script of release/ imported as a module (the scripts import each other by name)."""
-    sys.path.insert(0, str(RELEASE))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(RELEASE))
 
 
 def copy_agent(stem: str, dest: Path) -> None:

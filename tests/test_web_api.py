@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
 from spieltisch.agents.base import Agent
+from spieltisch.train.cli.serve import allowed_hosts
 from spieltisch.train.web.app import create_app
 from spieltisch.train.web.sessions import ServerSettings
 from starlette.testclient import TestClient
@@ -537,3 +538,63 @@ def test_a_person_on_a_board_no_network_fits_is_analysed_by_alpha_beta(app, clie
     assert r.status_code == 400 and "pits=6" in r.json()["error"]
     r = client.post(f"/api/sessions/{shipped['id']}/analysis", json={"agent": "perfect"})
     assert r.status_code == 400 and "at most 48 stones" in r.json()["error"]
+
+
+# --- found by an audit: 500s on odd but well-formed input, an IPv6 server that refused every
+# request, games kept for ever on an idle server, a person's record with the dice to come
+def test_a_seed_of_thousands_of_digits_is_refused_clearly(client):
+    # int() of over 4300 digits raised ValueError: a 500 with Python's message
+    r = client.post("/api/sessions", json={"game": "kalaha", "agents": ["random"] * 2,
+                                           "seed": "9" * 5000})  # fmt: skip
+    assert r.status_code == 400 and "seed must be a whole number" in r.json()["error"]
+    assert len(r.json()["error"]) < 200
+
+
+def test_no_move_time_limit_still_takes_timed_agents():
+    # --move-time-limit 0 (None): alphabeta:time=1 was compared with None, a 500
+    client = TestClient(create_app(ServerSettings(move_time_limit=None)),
+                        raise_server_exceptions=False)  # fmt: skip
+    r = client.post(
+        "/api/sessions", json={"game": "kalaha", "agents": ["human", "alphabeta:time=1"]}
+    )
+    assert r.status_code == 200, r.json()
+
+
+@pytest.mark.parametrize("host", ["2001:db8::5", "[2001:db8::5]"])
+def test_a_server_on_an_ipv6_address_answers_its_browsers(host):
+    # a browser sends "Host: [2001:db8::5]:8000"; --host 2001:db8::5 refused every request
+    client = TestClient(create_app(ServerSettings(allowed_hosts=allowed_hosts(host))))
+    assert client.get("/api/games", headers={"host": "[2001:db8::5]:8000"}).status_code == 200
+    assert client.get("/api/games", headers={"host": "evil.example:8000"}).status_code == 400
+    assert allowed_hosts("[::]") is None  # every address, like "::"
+
+
+def test_unused_games_expire_without_new_games():
+    # only a new game expired old ones: an idle server kept every game (a perfect agent holds
+    # 400 MB) for as long as nobody started another
+    app = create_app(ServerSettings(session_ttl=0.2))
+    client = TestClient(app)
+    old = new_game(client, game="kalaha", agents=["human", "random"])["id"]
+    time.sleep(0.3)
+    assert client.get(f"/api/sessions/{old}").status_code == 404
+    assert len(app.state.store) == 0
+
+
+def test_a_persons_record_has_no_seed_while_the_game_is_on(client):
+    # the seed fixes every roll to come, whatever is played: a record downloaded mid-game told
+    # the person the dice ahead (and the agents' random choices)
+    view = new_game(client, game="backgammon", agents=["human", "random"], seed=42)
+    sid = view["id"]
+    record = client.get(f"/api/sessions/{sid}/record").json()
+    assert "seed" not in record and record["start_position"] is None
+    assert str(42) not in client.get(f"/api/sessions/{sid}/record?format=mat").text.split("Game")[0]
+    client.post(f"/api/sessions/{sid}/resign", json={"seat": 0})
+    assert client.get(f"/api/sessions/{sid}/record").json()["seed"] == 42  # over: it replays
+    watched = new_game(client, game="backgammon", agents=["random", "random"], seed=42)
+    assert client.get(f"/api/sessions/{watched['id']}/record").json()["seed"] == 42
+
+
+def test_the_page_cannot_be_framed_by_another_site(client):
+    r = client.get("/")
+    assert r.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in r.headers["content-security-policy"]

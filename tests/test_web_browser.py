@@ -653,3 +653,19 @@ def test_hilo_never_shows_hidden_cards(page, server, monkeypatch, players):
         page.wait_for_selector("#analysis-message.error:not([hidden])")
         assert "HiLo" in page.inner_text("#analysis-message")
         _check_hilo_sent(spy, responses)
+
+
+def test_the_page_deletes_the_game_it_leaves(page, server):
+    """The page shows one game: the server forgets the one it leaves (it kept every game for
+    hours, with its agents: a perfect agent's 400 MB each)."""
+    from spieltisch.train.web.sessions import RequestError
+
+    first = new_game(page, "kalaha", ["random", "random"])["id"]
+    second = new_game(page, "kalaha", ["random", "random"])["id"]
+    store = server.app.state.store
+    deadline = time.monotonic() + 10  # (the page's DELETE is not awaited)
+    while first in store._sessions and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with pytest.raises(RequestError, match="no game"):
+        store.get(first)
+    assert store.get(second).id == second
