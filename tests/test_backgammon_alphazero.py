@@ -82,12 +82,15 @@ def test_torch_forward_equals_the_numba_forward(which: str) -> None:
             tv.TDArch(80), load_checkpoint(pretrained_path("backgammon", {})).tensors, "shipped"
         )
     boards, movers = random_afterstates(8, 400, seed=1)
-    x, final, exact = ab.encode_afterstates(boards, movers, tv.NUM_INPUTS)
+    x, final, exact, possible = ab.encode_afterstates(boards, movers, tv.NUM_INPUTS)
     assert final.any() and not final.all()
+    assert (possible[~final] == 0).any()  # positions with a gammon ruled out are among them
     net = ab.TDNet(params)
     with torch.no_grad():
         y = torch.where(
-            torch.from_numpy(final)[:, None], torch.from_numpy(exact), net(torch.from_numpy(x))
+            torch.from_numpy(final)[:, None],
+            torch.from_numpy(exact),
+            net(torch.from_numpy(x)) * torch.from_numpy(possible),
         )
     reference = np.stack(
         [tv.afterstate_outputs(params, b[None], m)[0] for b, m in zip(boards, movers, strict=True)]

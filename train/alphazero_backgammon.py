@@ -116,10 +116,11 @@ class TDNet(torch.nn.Module):
 
 
 @numba.njit(cache=True, nogil=True)
-def _encode_rows(boards, movers, x, final, exact):
-    """Row ``p``: the inputs of afterstate ``boards[p]`` for ``movers[p]`` into ``x[p]``, or,
-    if that mover has borne off every checker, ``final[p]`` and the exact outputs into
-    ``exact[p]`` (as :func:`td_value.evaluate_afterstate`)."""
+def _encode_rows(boards, movers, x, final, exact, possible):
+    """Row ``p``: the inputs of afterstate ``boards[p]`` for ``movers[p]`` into ``x[p]`` and
+    0 in ``possible[p]`` for the outputs the position rules out, or, if that mover has borne
+    off every checker, ``final[p]`` and the exact outputs into ``exact[p]`` (as
+    :func:`td_value.evaluate_afterstate`)."""
     n_in = x.shape[1]
     nz = np.zeros(n_in, dtype=np.int64)
     row = np.zeros(n_in)
@@ -129,6 +130,8 @@ def _encode_rows(boards, movers, x, final, exact):
             final[p] = True
             tv.result_outputs(boards[p], m, exact[p])
             continue
+        possible[p, :] = 1.0
+        tv.rule_out_results(boards[p], m, possible[p])
         tv.encode_inputs(boards[p], m, row, nz)
         for i in range(n_in):
             x[p, i] = row[i]
@@ -136,19 +139,22 @@ def _encode_rows(boards, movers, x, final, exact):
 
 def encode_afterstates(
     boards: np.ndarray, movers: np.ndarray, inputs: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(x, final, exact)`` of afterstate ``boards`` (rows of 52 cells) for their ``movers``:
-    the net's dense inputs ``(n, inputs)`` (zero rows where final), whether the mover has
-    borne off every checker, and for those rows the exact outputs ``(n, 5)``."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, final, exact, possible)`` of afterstate ``boards`` (rows of 52 cells) for their
+    ``movers``: the net's dense inputs ``(n, inputs)`` (zero rows where final), whether the
+    mover has borne off every checker, for those rows the exact outputs ``(n, 5)``, and for the
+    others 1 for each output the position allows, 0 for those it rules out
+    (:func:`td_value.rule_out_results`): the net's outputs are ``sigmoid(z) * possible``."""
     n = len(boards)
     x = np.zeros((n, inputs))
     final = np.zeros(n, dtype=np.bool_)
     exact = np.zeros((n, NUM_TARGETS))
+    possible = np.zeros((n, NUM_TARGETS))
     _encode_rows(
         np.ascontiguousarray(boards, dtype=np.int8),
-        np.ascontiguousarray(movers, dtype=np.int64), x, final, exact,
+        np.ascontiguousarray(movers, dtype=np.int64), x, final, exact, possible,
     )  # fmt: skip
-    return x, final, exact
+    return x, final, exact, possible
 
 
 def equity_of(y: torch.Tensor, win_only: bool) -> torch.Tensor:
@@ -316,11 +322,12 @@ def minibatch_tensors(
     sample: dict[str, np.ndarray], inputs: int, device: str
 ) -> dict[str, torch.Tensor]:
     """A :meth:`DecisionReplay.sample` with its afterstates encoded, as tensors on ``device``."""
-    x, final, exact = encode_afterstates(sample["boards"], sample["movers"], inputs)
+    x, final, exact, possible = encode_afterstates(sample["boards"], sample["movers"], inputs)
     arrays = {
         "x": x,
         "final": final,
         "exact": exact,
+        "possible": possible,
         "policy": sample["policy"].astype(np.float64),
         "segment": sample["segment"],
         "chosen": sample["chosen"],
@@ -343,7 +350,7 @@ def backgammon_alphazero_loss(
     final, segment = batch["final"], batch["segment"]
     num = int(batch["target"].shape[0])
     z = net.logits(batch["x"])
-    y = torch.where(final[:, None], batch["exact"], torch.sigmoid(z))
+    y = torch.where(final[:, None], batch["exact"], torch.sigmoid(z) * batch["possible"])
     logit = equity_of(y, win_only) / temperature
     top = torch.full((num,), -torch.inf, dtype=logit.dtype, device=logit.device)
     top = top.scatter_reduce(0, segment, logit.detach(), reduce="amax")

@@ -49,6 +49,15 @@ def forward_numpy(params: dict[str, np.ndarray], x: np.ndarray) -> tuple[np.ndar
     return h, _sigmoid(h @ params["W2"].T + params["b2"])
 
 
+def ruled_out(boards: np.ndarray, mover: int) -> np.ndarray:
+    """``(n, 5)``: True for the outputs a board rules out: the mover's gammons once the
+    opponent has borne off a checker, the opponent's once the mover has."""
+    out = np.zeros((len(boards), tv.NUM_OUTPUTS), dtype=bool)
+    out[:, 1:3] = (boards[:, k.SIDE * (1 - mover) + k.OFF] > 0)[:, None]
+    out[:, 3:5] = (boards[:, k.SIDE * mover + k.OFF] > 0)[:, None]
+    return out
+
+
 def _result(board: np.ndarray, mover: int) -> np.ndarray:
     wt = k.win_type(board, mover)
     return np.array([1.0, wt >= k.RESULT_GAMMON, wt >= k.RESULT_BACKGAMMON, 0.0, 0.0])
@@ -79,6 +88,7 @@ def train_games_numpy(
             final = boards[:, k.SIDE * mover + k.OFF] == k.CHECKERS
             x = encode_numpy(boards, mover)
             h, y = forward_numpy(params, x)
+            y[ruled_out(boards, mover)] = 0.0  # (their gradients vanish with them)
             for i in np.flatnonzero(final):
                 y[i] = _result(boards[i], mover)
             values = 2 * y[:, 0] - 1 + y[:, 1] + y[:, 2] - y[:, 3] - y[:, 4]

@@ -113,6 +113,8 @@ AfterstateEvaluator = Callable[[np.ndarray, np.ndarray], np.ndarray]
 #: the prior's temperature ``T`` (logits = values / T, values in points): a play 0.05 points
 #: better has e times the prior weight
 DEFAULT_TEMPERATURE = 0.05
+#: the largest value a play can have (a backgammon), for :func:`check_temperature`
+MAX_POINTS = 3.0
 
 #: the 21 distinct rolls ``(high, low)``, the chance nodes' outcomes in this order
 ROLLS = tuple((d1, d2) for d1 in range(1, 7) for d2 in range(1, d1 + 1))
@@ -518,6 +520,11 @@ def check_temperature(temperature: Any) -> float:
         raise ValueError(f"temperature must be a positive number, got {temperature!r}")
     if not 0.0 < temperature < float("inf"):
         raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    if not np.isfinite(MAX_POINTS / temperature):  # the logits value / T overflowed: NaN priors
+        raise ValueError(
+            f"temperature {temperature!r} is too small: the logits (values up to {MAX_POINTS} "
+            "points) / temperature overflow"
+        )
     return float(temperature)
 
 

@@ -26,7 +26,8 @@ the other player are :func:`flip`: ``(1 - y0, y3, y4, y1, y2)``.
 
 Parameters: ``W1`` (198, hidden), ``b1`` (hidden), ``W2`` (5, hidden), ``b2`` (5), float64.
 The agent plays the legal play whose afterstate has the highest equity (1-ply); a play that
-bears off the last checker is valued by its exact result.
+bears off the last checker is valued by its exact result, and the outputs a position rules out
+(gammons once the losing side has borne off a checker) are 0 (:func:`rule_out_results`).
 
 **The evaluator with features** (``TDArch(features=True, race_hidden=R)``, encoding
 ``tesauro198+features-v1``, ``NUM_FEATURE_INPUTS = 215`` inputs): the 198 inputs above, then the
@@ -241,6 +242,21 @@ def result_outputs(board, mover, y):
 
 
 @numba.njit(cache=True, nogil=True)
+def rule_out_results(row, mover, y):
+    """Zero the outputs that afterstate ``row`` rules out: no gammon (nor backgammon) for
+    ``mover`` once the opponent has borne off a checker, none against ``mover`` once it has.
+    The net learns these zeros only roughly, and a few hundredths too much made every TD
+    agent pass up a win by bearing off (1.05 points for the play that leaves a checker,
+    against the win's exact 1)."""
+    if row[k.SIDE * (1 - mover) + k.OFF] > 0:
+        y[1] = 0.0
+        y[2] = 0.0
+    if row[k.SIDE * mover + k.OFF] > 0:
+        y[3] = 0.0
+        y[4] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
 def flip(y, out):
     """Outputs seen from the other player: ``(1 - y0, y3, y4, y1, y2)``."""
     a0, a1, a2, a3, a4 = y[0], y[1], y[2], y[3], y[4]
@@ -292,16 +308,21 @@ def evaluate_afterstate(W1, b1, W2, b2, rW1, rb1, rW2, rb2, row, mover, x, nz, h
     the exact result when ``mover`` has borne off every checker (``CLASS_FINAL``), the race
     network (``rW1``..., hidden activations into ``rh``) for a race when there is one
     (``rb1`` not empty; ``CLASS_RACE``), else the main network (``h``; ``CLASS_CONTACT``).
-    ``x`` has the net's input size. Returns ``(class, number of non-zero inputs)``."""
+    ``x`` has the net's input size. The outputs the position rules out are 0
+    (:func:`rule_out_results`; their gradients then vanish too). Returns ``(class, number of
+    non-zero inputs)``."""
     if row[k.SIDE * mover + k.OFF] == k.CHECKERS:
         result_outputs(row, mover, y)
         return CLASS_FINAL, 0
     n_nz = encode_inputs(row, mover, x, nz)
+    cls = CLASS_CONTACT
     if rb1.shape[0] > 0 and tf.is_race(row):
         forward(rW1, rb1, rW2, rb2, x, nz, n_nz, rh, y)
-        return CLASS_RACE, n_nz
-    forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
-    return CLASS_CONTACT, n_nz
+        cls = CLASS_RACE
+    else:
+        forward(W1, b1, W2, b2, x, nz, n_nz, h, y)
+    rule_out_results(row, mover, y)
+    return cls, n_nz
 
 
 @numba.njit(cache=True, nogil=True)
