@@ -33,7 +33,7 @@ changes. ``illegal_action="lose"`` instead ends the episode with reward -1 for y
 steps unmasked random actions and needs this mode. Opponents get what the arena gives them: a
 copy of the engine state in perfect-information games, an information set in HiLo.
 
-Seeding: ``reset(seed=s)`` (or ``make_gym(..., seed=s)`` for the first reset) fixes the env's
+Seeding: ``reset(seed=s)`` (or ``make_gym(..., seed=s)`` for a first reset without one) fixes the env's
 chance, the random seat, and the opponents' random choices; the same seed replays the same
 episode for the same actions.
 """
@@ -134,8 +134,9 @@ class SingleAgentEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        if seed is None and self._seed is not None:
-            seed, self._seed = self._seed, None  # the constructor's seed seeds the first reset
+        if seed is None:
+            seed = self._seed  # the constructor's seed seeds the first reset, if none is given
+        self._seed = None  # (a later reset(seed=None) continues, as Gymnasium's envs do)
         super().reset(seed=seed)
         # a given position is the same in every deal: no redeal (100 tries, then "deals")
         fixed = options is not None and options.get("position") is not None

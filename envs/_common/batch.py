@@ -42,6 +42,17 @@ def check_num_games(num_games: Any) -> int:
     return int(num_games)
 
 
+def check_game_index(g: Any, num_games: int) -> int:
+    """Game index ``g`` of :meth:`BatchedGame.state` and :meth:`BatchedGame.set_state` as an
+    int: a TypeError for a non-integer (``True``, 1.0), an IndexError outside
+    ``0..num_games - 1`` (-1 is no game here, as in ``reset(games=...)``)."""
+    if isinstance(g, bool) or not isinstance(g, int | np.integer):
+        raise TypeError(f"game index must be an integer, got {g!r}")
+    if not 0 <= g < num_games:
+        raise IndexError(f"game index must be in 0..{num_games - 1}, got {g}")
+    return int(g)
+
+
 def check_batch_actions(
     actions: object, legal_mask: np.ndarray, terminal: np.ndarray
 ) -> np.ndarray:
@@ -316,11 +327,13 @@ class BatchedGame(Protocol):
         ...
 
     def state(self, g: int) -> Any:
-        """Game ``g`` as a single-game engine state (a copy)."""
+        """Game ``g`` (an integer 0..num_games-1, see :func:`check_game_index`) as a single-game
+        engine state (a copy)."""
         ...
 
     def set_state(self, g: int, state: Any) -> None:
-        """Overwrite game ``g`` with a single-game engine ``state`` of the same game."""
+        """Overwrite game ``g`` (checked as by :meth:`state`) with a single-game engine
+        ``state`` of the same game."""
         ...
 
 

@@ -31,6 +31,7 @@ from spieltisch.envs._common.batch import (
     BlockThreads,
     check_batch_actions,
     check_batch_seed,
+    check_game_index,
     check_int_seed,
     check_num_games,
     games_flags,
@@ -514,11 +515,13 @@ class BackgammonBatch:
 
     def state(self, g: int) -> BackgammonState:
         """Game ``g`` as a single-game state (a copy)."""
+        g = check_game_index(g, self.num_games)
         return BackgammonState(self.game, self.states[g].copy())
 
     def set_state(self, g: int, state: BackgammonState) -> None:
         """Overwrite game ``g`` with ``state`` (same game parameters). A state at a chance node
         gets its dice rolled from the batch's generator."""
+        g = check_game_index(g, self.num_games)
         if state.game != self.game:
             raise ValueError(f"state is of {state.game}, the batch plays {self.game}")
         self.states[g] = state.s

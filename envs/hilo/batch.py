@@ -18,6 +18,7 @@ from spieltisch.envs._common.batch import (
     BatchSeed,
     check_batch_actions,
     check_batch_seed,
+    check_game_index,
     check_int_seed,
     check_num_games,
     games_flags,
@@ -275,10 +276,12 @@ class HiLoBatch:
     # --- single games --------------------------------------------------------------------------
     def state(self, g: int) -> HiLoState:
         """Game ``g`` as a single-game state (a copy)."""
+        g = check_game_index(g, self.num_games)
         return HiLoState(self.game, self.states[g].copy(), self.rngs[g].copy(), int(self.packed[g]))
 
     def set_state(self, g: int, state: HiLoState) -> None:
         """Overwrite game ``g`` with ``state`` (same game parameters)."""
+        g = check_game_index(g, self.num_games)
         if state.game != self.game:
             raise ValueError(f"state belongs to {state.game!r}, the batch to {self.game!r}")
         self.states[g] = state.s

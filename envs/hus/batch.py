@@ -17,6 +17,7 @@ from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
     check_batch_seed,
+    check_game_index,
     check_num_games,
     next_uniform,
     pick_from_bits,
@@ -189,10 +190,16 @@ class HusBatch(ArrayStateBatch):
 
     def state(self, g: int) -> HusState:
         """Game ``g`` as a single-game state (a copy)."""
+        g = check_game_index(g, self.num_games)
         return HusState(self.game, self.boards[g].copy(), int(self.current_player[g]))
 
     def set_state(self, g: int, state: HusState) -> None:
-        """Overwrite game ``g`` with ``state``."""
+        """Overwrite game ``g`` with ``state`` (same game parameters)."""
+        g = check_game_index(g, self.num_games)
+        if not isinstance(state, HusState):
+            raise TypeError(f"state must be a HusState, got {type(state).__name__}")
+        if state.game != self.game:
+            raise ValueError(f"state is of {state.game}, the batch plays {self.game}")
         self.boards[g] = state.board
         self.current_player[g] = state.current_player
         self.terminal[g] = state.is_terminal()

@@ -17,6 +17,7 @@ from spieltisch.envs._common.batch import (
     ArrayStateBatch,
     BatchSeed,
     check_batch_seed,
+    check_game_index,
     check_num_games,
     next_uniform,
     pick_from_bits,
@@ -171,6 +172,7 @@ class KalahaBatch(ArrayStateBatch):
 
     def state(self, g: int) -> KalahaState:
         """Game ``g`` as a single-game state (a copy)."""
+        g = check_game_index(g, self.num_games)
         return KalahaState(
             self.game,
             self.boards[g].copy(),
@@ -180,6 +182,9 @@ class KalahaBatch(ArrayStateBatch):
 
     def set_state(self, g: int, state: KalahaState) -> None:
         """Overwrite game ``g`` with ``state`` (same game parameters)."""
+        g = check_game_index(g, self.num_games)
+        if not isinstance(state, KalahaState):
+            raise TypeError(f"state must be a KalahaState, got {type(state).__name__}")
         if state.game.pits != self.game.pits:
             raise ValueError(f"state has {state.game.pits} pits, the batch {self.game.pits}")
         self.boards[g] = state.board
