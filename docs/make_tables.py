@@ -67,6 +67,8 @@ def _signed(x: float, digits: int = 0) -> str:
 
 
 def _interval(lo: float, hi: float, digits: int = 3, signed: bool = False) -> str:
+    if signed and lo == hi:  # every seed gave the same mean: [+1.000, +1.000] read as certainty
+        return "(no spread over the seeds)"
     if signed:
         return f"[{_signed(lo, digits)}, {_signed(hi, digits)}]"
     return f"[{lo:.{digits}f}, {hi:.{digits}f}]"

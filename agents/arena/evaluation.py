@@ -268,8 +268,11 @@ def play_table(
     if journal is not None:  # the games recorded are not played again
         recorded = [GameResult.from_json(r) for r in journal.recorded(list(specs))]
         wanted = set(tasks)
-        results = [r for r in recorded if (r.seed, r.order) in wanted]
-        done = {(r.seed, r.order) for r in results}
+        results, done = [], set()
+        for r in recorded:  # each game once: a journal may record one twice (older versions)
+            if (r.seed, r.order) in wanted and (r.seed, r.order) not in done:
+                results.append(r)
+                done.add((r.seed, r.order))
         tasks = [task for task in tasks if task not in done]
     bar = _bar(len(tasks) + len(results), progress, specs)
     bar.update(len(results))

@@ -87,7 +87,11 @@ class ArenaJournal:
 
     def append(self, agents: list[str], result: dict[str, Any]) -> None:
         """Record one finished game of the table ``agents``, on disk before this returns."""
-        self._write({"agents": agents, "result": result})
+        entry = {"agents": agents, "result": result}
+        self._write(entry)
+        # recorded at once: a later table of the same names in this run (a round robin that
+        # lists a name twice) takes the game as played instead of playing and recording it again
+        self.entries.append(entry)
 
     def _write(self, value: dict[str, Any]) -> None:
         with open(self.path, "a") as f:

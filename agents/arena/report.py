@@ -18,9 +18,12 @@ def plural(count: int, word: str) -> str:
 def interval_text(low: float, high: float, seeds: int, label: str = " ") -> str:
     """A mean reward's interval as text after the number: ``label`` and ``[low, high]``; one
     seed is one paired observation, which gives no interval (its bounds are then the mean
-    itself), and the text says so."""
+    itself), and the text says so. Seeds that all gave the same mean (every game won) have no
+    spread either: a zero-width ``[+1.000, +1.000]`` would read as certainty, so that is said."""
     if seeds < 2:
         return " (no interval from 1 seed)"
+    if low == high:
+        return f" (no interval: all {seeds} seeds gave the same result)"
     return f"{label}[{low:+.3f}, {high:+.3f}]"
 
 
