@@ -13,6 +13,7 @@ modules are imported on first use, so that using an engine alone does not import
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,6 +22,11 @@ from spieltisch.envs._common import numba_cache
 
 # before any kernel is defined: a cache that follows every change of the kernels' sources
 numba_cache.configure(Path(__file__).resolve().parent.parent)
+# before torch loads MKL: MKL's own allocator deadlocked in arena workers forked from a process
+# whose threads had used it (a network agent's move hung until its time limit and was scored as
+# a forfeit: 2-3 of 8 repeated HiLo evaluations with workers=2); without it 0 of 12 hung, at
+# the same speed. A value you set is kept; torch imported before spieltisch keeps MKL's default.
+os.environ.setdefault("MKL_DISABLE_FAST_MM", "1")
 
 #: game name -> env module name (the version suffix changes only when behaviour changes)
 GAMES = {"kalaha": "kalaha_v0", "hus": "hus_v0", "hilo": "hilo_v0", "backgammon": "backgammon_v0"}

@@ -101,3 +101,20 @@ def test_configure_keeps_a_users_folder_and_removes_old_ones(tmp_path, monkeypat
     assert str(folder) == numba.config.CACHE_DIR
     kept = sorted(p.name for p in base.iterdir() if p != folder)
     assert kept == [f"old{i}" for i in range(2, numba_cache.KEEP_OTHERS + 2)]  # the newest
+
+
+def _mkl_setting(env: dict[str, str]) -> str:
+    code = "import spieltisch.envs, torch, os; print(os.environ.get('MKL_DISABLE_FAST_MM'))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_mkl_fast_memory_is_off_before_torch_loads_unless_the_user_chose():
+    """MKL's allocator deadlocked in arena workers forked from a parent whose threads had used
+    it (a network agent's move hung to its time limit: a forfeit that workers=1 did not have)."""
+    env = {k: v for k, v in os.environ.items() if k != "MKL_DISABLE_FAST_MM"}
+    assert _mkl_setting(env) == "1"
+    assert _mkl_setting({**env, "MKL_DISABLE_FAST_MM": "0"}) == "0"
