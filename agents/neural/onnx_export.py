@@ -168,9 +168,17 @@ class TDBoardNet(nn.Module):
         return torch.cat((per_side, pips / 100.0), dim=-1)
 
     def forward(self, board: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(probabilities [N, 5], equity [N])`` of afterstates ``board`` [N, 52]."""
+        """``(probabilities [N, 5], equity [N])`` of afterstates ``board`` [N, 52], with the
+        outputs the position rules out 0 (:func:`~spieltisch.agents.backgammon.td_value.
+        rule_out_results`: no gammon for a side once the other has borne off a checker)."""
         h = torch.sigmoid(self.hidden(self.features(board)))
-        y = torch.sigmoid(self.out(h))
+        off = board.reshape(-1, 2, bg.SIDE)[:, :, bg.OFF]  # [N, 2]: the mover's, the opponent's
+        none_off = (off == 0).to(board.dtype)
+        possible = torch.stack(
+            (torch.ones_like(none_off[:, 0]), none_off[:, 1], none_off[:, 1],
+             none_off[:, 0], none_off[:, 0]), dim=-1,
+        )  # fmt: skip
+        y = torch.sigmoid(self.out(h)) * possible
         return y, (y * self.equity_weights).sum(-1) - 1.0
 
 
@@ -272,7 +280,8 @@ def _td_graph(params: dict[str, np.ndarray]) -> tuple[bytes, dict[str, str]]:
         "output.probabilities": (
             "float32 [N, 5]: the mover's probabilities of 0 winning, 1 winning a gammon or "
             "backgammon, 2 winning a backgammon, 3 losing a gammon or backgammon, 4 losing a "
-            "backgammon"
+            "backgammon; 1 and 2 are 0 once the opponent has borne off a checker, 3 and 4 once "
+            "the mover has"
         ),
         "output.equity": (
             "float32 [N]: the mover's expected points (no cube), 2 p0 - 1 + p1 + p2 - p3 - p4; "
