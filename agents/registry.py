@@ -20,6 +20,7 @@ information, ``HUMAN_VIEW_OPTION`` (:func:`human_view_options`).
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -135,6 +136,19 @@ def check_agent_name(spec: str, game: str, *, human: bool = True, prefixed: bool
     return base
 
 
+def check_agent_parameters(base: str, factory: AgentFactory, params: dict[str, Any]) -> None:
+    """ValueError when ``params`` names a parameter that ``factory`` (``factory(options, seed,
+    **params)``) does not declare; factories taking ``**kwargs`` check their own."""
+    declared = list(inspect.signature(factory).parameters.values())[2:]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in declared):
+        return
+    names = [p.name for p in declared]
+    unknown = sorted(set(params) - set(names))
+    if unknown:
+        takes = f"takes {', '.join(names)}" if names else "takes no parameters"
+        raise ValueError(f"agent {base!r} {takes}; got {unknown}")
+
+
 def make_agent(
     name: str,
     game: str,
@@ -161,6 +175,7 @@ def make_agent(
     factory = agent_factories(game)[base]
     if not params:
         return factory(dict(game_options or {}), seed)
+    check_agent_parameters(base, factory, params)
     try:
         return factory(dict(game_options or {}), seed, **params)
     except TypeError as err:

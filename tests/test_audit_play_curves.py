@@ -55,7 +55,7 @@ def test_play_draws_a_new_secret_seed_for_every_game(
         return make_agent("random" if name == "human" else name, *args, **kwargs)
 
     monkeypatch.setattr(play, "make_agent", no_person)
-    argv = ["play", "hilo", "--agents", "human", "random", "--games", "2", "--quiet"]
+    argv = ["play", "hilo", "--agents", "human", "random", "--games", "2"]
     assert main([*argv, "-o", "max_turns=2"]) == 0  # (two short games)
     seeds = re.findall(r"\(seed (\d+)\)", capsys.readouterr().out)
     assert seeds == ["500", "900"]

@@ -179,21 +179,38 @@ def test_a_person_sees_the_card_they_drew() -> None:
     assert other.view().held is None  # (the other seat would not be told)
 
 
-def test_play_hides_the_seed_of_a_hidden_card_game_from_its_person(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+@pytest.mark.parametrize("game", ["hilo", "backgammon", "kalaha"])
+def test_play_hides_the_seed_from_its_person(
+    game: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    # with a default seed of 0, printed first, a person could rebuild every hidden card
+    # with a default seed of 0, printed first, a person could rebuild every hidden card (HiLo),
+    # every roll to come (backgammon) and the agents' random choices (any game)
     seeds = []
     for _ in range(2):
         monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
-        assert main(["play", "hilo", "--agents", "human", "heuristic"]) == 0
+        assert main(["play", game, "--agents", "human", "random"]) == 0
         out = capsys.readouterr().out
         assert out.startswith("=== game 1\n")
         seeds.append(re.search(r"game abandoned \(seed (\d+)\)", out).group(1))
     assert seeds[0] != seeds[1]
     monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
-    assert main(["play", "hilo", "--agents", "human", "heuristic", "--seed", "5"]) == 0
+    assert main(["play", game, "--agents", "human", "random", "--seed", "5"]) == 0
     assert capsys.readouterr().out.startswith("=== game 1, seed 5\n")  # chosen: shown
+
+
+def test_play_refuses_quiet_with_a_person(capsys: pytest.CaptureFixture) -> None:
+    # --quiet printed no board and no menu: the person was asked for a move blind
+    assert main(["play", "kalaha", "--agents", "human", "random", "--quiet"]) == 2
+    assert "a person ('human') needs them" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("agent", ["human:x=1", "random:depth=2"])
+def test_play_names_the_parameters_an_agent_takes(agent: str, capsys: pytest.CaptureFixture) -> None:
+    # the message named a Python closure: "human_factory.<locals>.factory() got an unexpected..."
+    assert main(["play", "kalaha", "--agents", agent, "random", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "takes no parameters" in err
+    assert "<locals>" not in err and "unexpected keyword" not in err
 
 
 def test_play_names_wizard_targets_by_seat_with_random_start(capsys: pytest.CaptureFixture) -> None:

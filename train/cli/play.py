@@ -50,8 +50,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--seed",
         type=non_negative_int,
         default=None,
-        help="seed of the game and the agents (default 0; with a person at a hidden-card game: "
-        "a random one, printed after the game, since the seed gives away the deal)",
+        help="seed of the game and the agents (default 0; with a person at the table: a random "
+        "one per game, printed after it, since the seed gives away the deal, the dice to come "
+        "and the agents' random choices)",
     )
     p.add_argument("--games", type=positive_int, default=1, help="number of games (default 1)")
     p.add_argument(
@@ -65,7 +66,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     add_first_move_time_limit_argument(p)
     add_option_argument(p)
-    p.add_argument("--quiet", action="store_true", help="print only the results, not the boards")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the results, not the boards (not with a person, who needs them)",
+    )
     return p
 
 
@@ -75,13 +80,16 @@ def run(args: argparse.Namespace) -> int:
         if "render_mode" in options:  # (make() got it twice: a TypeError naming make)
             raise ValueError("-o render_mode: play draws the boards itself (--quiet: none)")
         humans = [i for i, a in enumerate(args.agents) if a == "human"]
+        if humans and args.quiet:
+            raise ValueError("--quiet prints no boards, and a person ('human') needs them")
         # one person at the table sees what their seat knows (hidden information), unless the
         # options say otherwise
         view = human_view_options(args.game, humans[0]) if len(humans) == 1 else {}
         env_options = {**view, **options}
         env = make(args.game, render_mode=None if args.quiet else "ansi", **env_options)
-        # a person at a hidden-card game must not know the seed while playing: it gives the deal
-        secret_seed = args.seed is None and bool(humans) and not env.unwrapped.perfect_information
+        # a person must not know the seed while playing: it gives HiLo's deal, backgammon's
+        # dice to come and the agents' random choices (the web server hides it too)
+        secret_seed = args.seed is None and bool(humans)
         base_seed = secrets.randbelow(2**62) if secret_seed else args.seed or 0
     except (ValueError, TypeError) as err:
         print(f"spieltisch play: {err}", file=sys.stderr)
