@@ -205,7 +205,9 @@ def test_play_refuses_quiet_with_a_person(capsys: pytest.CaptureFixture) -> None
 
 
 @pytest.mark.parametrize("agent", ["human:x=1", "random:depth=2"])
-def test_play_names_the_parameters_an_agent_takes(agent: str, capsys: pytest.CaptureFixture) -> None:
+def test_play_names_the_parameters_an_agent_takes(
+    agent: str, capsys: pytest.CaptureFixture
+) -> None:
     # the message named a Python closure: "human_factory.<locals>.factory() got an unexpected..."
     assert main(["play", "kalaha", "--agents", agent, "random", "--quiet"]) == 2
     err = capsys.readouterr().err
