@@ -34,6 +34,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+#: the fields of a run's final_eval.json that --pubeval-from reads
+PUBEVAL_RESULT_FIELDS = ("opponent", "games", "arena_seed", "training_games")
+
+
+def read_pubeval_result(path: str, meta: dict) -> dict:
+    """The pubeval result in the run's ``final_eval.json`` at ``path``, checked to be of the
+    checkpoint whose metadata is ``meta``; ValueError naming what is wrong."""
+    try:
+        done = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"--pubeval-from {path}: cannot read it as JSON ({err})") from err
+    missing = [k for k in PUBEVAL_RESULT_FIELDS if k not in done] if isinstance(done, dict) else []
+    if not isinstance(done, dict) or missing:
+        what = f"no {', '.join(missing)}" if missing else "not a JSON object"
+        raise ValueError(f"--pubeval-from {path}: not a run's final_eval.json ({what})")
+    if done["opponent"] != "pubeval" or done["training_games"] != meta.get("games"):
+        raise ValueError(f"--pubeval-from {path} is not a pubeval result of this checkpoint")
+    if "wins" not in done and "win_rate" not in done:
+        raise ValueError(f"--pubeval-from {path}: no wins or win_rate")
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkpoint")
@@ -105,14 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline:
             make_agent(args.baseline, "backgammon", seed=0)
         ckpt = load_checkpoint(args.checkpoint, "backgammon")
+        done = read_pubeval_result(args.pubeval_from, ckpt.meta) if args.pubeval_from else None
     except (CheckpointError, ValueError) as err:  # (a CheckpointError is a ValueError)
         parser.error(str(err))
     path = paths_of(args.checkpoint)[0].with_suffix("")
     evaluation: dict[str, dict] = {}
-    if args.pubeval_from:
-        done = json.loads(Path(args.pubeval_from).read_text())
-        if done.get("training_games") != ckpt.meta.get("games") or done["opponent"] != "pubeval":
-            raise SystemExit(f"{args.pubeval_from} is not a pubeval result of this checkpoint")
+    if done is not None:
         seeds = done["games"] // 2
         if "wins" not in done:  # older runs: no draws in backgammon, so the rate gives them
             done["wins"] = round(done["win_rate"] * done["games"])

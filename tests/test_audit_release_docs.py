@@ -144,6 +144,25 @@ def test_train_td_checks_before_evaluating(bad, tmp_path):
         train_td.main([str(PRETRAINED / "backgammon"), "--out", str(tmp_path)])
 
 
+@pytest.mark.parametrize(
+    "content", [None, "not json", "[1, 2]", '{"opponent": "pubeval"}',
+                '{"opponent": "gnubg", "games": 2, "arena_seed": 0, "training_games": 0}'],
+)  # fmt: skip
+def test_train_td_refuses_a_pubeval_file_that_is_not_one(content, tmp_path, capsys):
+    """--pubeval-from with a missing, malformed or foreign file gave a traceback (KeyError,
+    JSONDecodeError, FileNotFoundError)."""
+    train_td = release_module("train_td")
+    given = tmp_path / "final_eval.json"
+    if content is not None:
+        given.write_text(content)
+    out = tmp_path / "td.json"
+    with pytest.raises(SystemExit) as stop:
+        train_td.main([str(PRETRAINED / "backgammon"), "--gnubg-seeds", "0", "--out", str(out),
+                       "--pubeval-from", str(given)])  # fmt: skip
+    assert stop.value.code == 2 and not out.exists()
+    assert "--pubeval-from" in capsys.readouterr().err
+
+
 def test_fit_pubeval_cube_checks_its_output_before_playing(tmp_path):
     fit = release_module("fit_pubeval_cube")
     with pytest.raises(SystemExit) as stop:  # (a FileNotFoundError after all the games)
