@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -598,3 +599,33 @@ def test_the_page_cannot_be_framed_by_another_site(client):
     r = client.get("/")
     assert r.headers["x-frame-options"] == "DENY"
     assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
+
+
+def test_an_analysis_over_its_limit_blocks_the_next_until_it_ends(monkeypatch):
+    # a timed-out analysis goes on in its thread; the next one ran the same analyst beside it
+    # (agents are not thread-safe: alpha-beta's analysis swaps its search counters)
+    import spieltisch.agents.analysis as analysis
+
+    gate, active, most = threading.Event(), [0], [0]
+
+    def slow_analyse(*args, **kwargs):
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        gate.wait(10)
+        active[0] -= 1
+        return {"moves": []}
+
+    monkeypatch.setattr(analysis, "analyse", slow_analyse)
+    app = create_app(ServerSettings(analysis_time_limit=0.2, first_move_time_limit=0.2))
+    client = TestClient(app)
+    view = new_game(client, game="hus", agents=["human", "greedy"], seed=0)
+    url = f"/api/sessions/{view['id']}/analysis"
+    assert client.post(url, json={"agent": "greedy"}).status_code == 504
+    r = client.post(url, json={"agent": "greedy"})
+    assert r.status_code == 409 and "still computing" in r.json()["error"]
+    gate.set()
+    deadline = time.monotonic() + 10
+    while (r := client.post(url, json={"agent": "greedy"})).status_code == 409:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert r.status_code == 200 and most[0] == 1

@@ -8,6 +8,7 @@ information set of the seat the page shows (see :meth:`.GameSession.analysis_inp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from spieltisch.agents.human import move_label
@@ -33,7 +34,7 @@ def analyse_session(session: GameSession, agent_spec: str | None) -> dict[str, A
     def think() -> dict[str, Any]:
         return analyse(agent, session.game, observation, state, session.options)
 
-    result = run_with_limit(think, limit, f"the analysis by {spec}")
+    result = run_with_limit(in_analysis_slot(session, think), limit, f"the analysis by {spec}")
     result["agent"] = spec
     result["seat"] = seat
     for move in result.get("moves", []):
@@ -45,14 +46,32 @@ def analyse_session(session: GameSession, agent_spec: str | None) -> dict[str, A
     if session.game == "kalaha":
         position = session.raw.agent_state()
         try:
-            result["solver"] = run_with_limit(
-                lambda: solver_analysis(position, SOLVER_SECONDS), limit, "the solver"
-            )
+            solve = in_analysis_slot(session, lambda: solver_analysis(position, SOLVER_SECONDS))
+            result["solver"] = run_with_limit(solve, limit, "the solver")
         except RequestError:  # the first use on a board size builds its endgame table
             note = ("the solver is still preparing (its first use on this board size builds an "
                     "endgame table); analyse again in a few seconds")  # fmt: skip
             result["solver"] = {"solved": False, "note": note}
     return result
+
+
+def in_analysis_slot(session: GameSession, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` holding the session's analysis slot until it returns, which may be after its
+    request gave up on it (504); RequestError (409) while an earlier analysis still holds it."""
+    if not session.analysis_slot.acquire(blocking=False):
+        raise RequestError(
+            "busy: an earlier analysis of this game, over its time limit, is still computing; "
+            "analyse again when it ends",
+            409,
+        )
+
+    def run() -> Any:
+        try:
+            return fn()
+        finally:
+            session.analysis_slot.release()
+
+    return run
 
 
 def sowing_steps(session: GameSession, index: int) -> dict[str, Any]:
