@@ -340,6 +340,9 @@ def _batchable(agent: Agent) -> bool:
 
 #: seeds are int64 in the dice streams (``default_rng([seed, ...])`` per block)
 SEED_LIMIT = 2**63
+#: games of one rollout are fewer than this: the per-game arrays (about 200 bytes a game) are
+#: allocated up front, so a mistyped huge count failed with numpy's MemoryError
+GAMES_LIMIT = 10**7
 
 
 def _check_int(name: str, value: object, low: int, high: int | None = None) -> int:
@@ -693,17 +696,17 @@ def rollout(
     average their results, from the view of the player on roll (see the module docstring for
     positions, agents, the variance reduction and the standard errors).
 
-    ``games``: at least 1, rounded up to a multiple of 36 with ``stratify`` (72 with
-    ``duplicate`` too; 2 with ``duplicate`` alone). ``seed``: a non-negative integer; the same
-    seed gives the same result. ``truncate``: stop each game after that many plies (at least 1)
-    and score it with the net's probabilities (TD value nets only). ``batched``: None plays
-    batched when both agents are 1-ply TD value nets, True requires it, False plays game by
-    game. ``threads``: threads of the batched engine and of the net. ``batch_size``: games on
-    the batched engine at once (memory; the result does not depend on it). ``progress``: called
-    with ``(games finished, games)`` as games finish. Raises ValueError (TypeError) naming a
-    bad position, agent or number."""
+    ``games``: at least 1 and below :data:`GAMES_LIMIT`, rounded up to a multiple of 36 with
+    ``stratify`` (72 with ``duplicate`` too; 2 with ``duplicate`` alone). ``seed``: a
+    non-negative integer; the same seed gives the same result. ``truncate``: stop each game
+    after that many plies (at least 1) and score it with the net's probabilities (TD value nets
+    only). ``batched``: None plays batched when both agents are 1-ply TD value nets, True
+    requires it, False plays game by game. ``threads``: threads of the batched engine and of
+    the net. ``batch_size``: games on the batched engine at once (memory; the result does not
+    depend on it). ``progress``: called with ``(games finished, games)`` as games finish.
+    Raises ValueError (TypeError) naming a bad position, agent or number."""
     started = time.perf_counter()
-    requested = _check_int("games", games, 1)
+    requested = _check_int("games", games, 1, GAMES_LIMIT)
     seed = _check_int("seed", seed, 0, SEED_LIMIT)
     if truncate is not None:
         truncate = _check_int("truncate", truncate, 1)

@@ -73,7 +73,8 @@ start (before the opening roll) can be written; a record from another start rais
 SGF: FF[4] GM[6] as GNU Backgammon saves it (red-bean.com/sgf/backgammon.html, gnubg
 ``sgf.c``): ``W``/``B`` for seat 0/1, ``W[52mhmk]`` = the dice and from/to letters (seat 0's
 point p is ``a`` + p - 1, seat 1's is ``x`` - (p - 1); ``y`` the bar, ``z`` off),
-``double``/``take``/``drop``; ``RU[NoCube]`` without the cube, ``RE[W+2]`` the result.
+``double``/``take``/``drop``; ``RU[NoCube]`` without the cube, ``RE[W+2]`` the result, and
+``MI[cubelimit:N]`` a cube limit other than 64 (our own value; gnubg skips it).
 
 GNU Backgammon itself is not installed here: the ``gnubg-nn`` package (``import gnubg_nn``)
 is only gnubg's neural net and move generator, with no reader for ``.mat``, SGF or match IDs.
@@ -190,7 +191,12 @@ class GameRecord:
         _check_standard_start(self)
         names = [_sgf_escape(n) for n in self.names]
         head = f"(;FF[4]GM[6]CA[UTF-8]AP[spieltisch]MI[length:0][game:0][ws:{self.score[0]}]"
-        head += f"[bs:{self.score[1]}]PW[{names[0]}]PB[{names[1]}]"
+        head += f"[bs:{self.score[1]}]"
+        # The cube limit is ours (gnubg skips MI values it does not know); without it a game
+        # with a cube past 64 did not replay, and one with a lower limit replayed with 64.
+        if self.cube and self.max_cube != 64:
+            head += f"[cubelimit:{self.max_cube}]"
+        head += f"PW[{names[0]}]PB[{names[1]}]"
         if not self.cube:
             head += "RU[NoCube]"
         if self.winner is not None:
@@ -449,12 +455,7 @@ def parse_mat(text: str) -> list[GameRecord]:
         )
     limit = tags.get("CubeLimit", "64").strip()
     cube = limit != "1"
-    max_cube = (
-        int(limit)
-        if limit.isdigit() and int(limit) >= 2 and not int(limit) & (int(limit) - 1)
-        else 64
-    )
-    max_cube = min(max_cube, 2**15)
+    max_cube = _cube_limit(limit)
     records = []
     i += 1
     while i < len(lines):
@@ -492,8 +493,10 @@ _SGF_VALUE = re.compile(r"\[((?:\\.|[^\]\\])*)\]", re.DOTALL)
 
 def parse_sgf(text: str) -> list[GameRecord]:
     """The games of an SGF backgammon text (``GM[6]``, the subset :meth:`GameRecord.to_sgf`
-    writes: names, ``RU[NoCube]``, the moves and cube actions, ``RE``). Hits are not recorded in
-    SGF, so the moves come back without ``*``. Raises :class:`RecordFormatError`."""
+    writes: names, ``RU[NoCube]``, ``MI[cubelimit:N]``, the moves and cube actions, ``RE``).
+    Hits are not recorded in SGF, so the moves come back without ``*``. Raises
+    :class:`RecordFormatError`, also for a match (``MI[length:N]``, N > 0: the engine plays money
+    games, as :func:`parse_mat` refuses a match)."""
     if not isinstance(text, str):
         raise RecordFormatError(f"an SGF record is text, got {type(text).__name__}")
     games = re.split(r"\(\s*;", text)[1:]
@@ -522,14 +525,30 @@ def parse_sgf(text: str) -> list[GameRecord]:
         names = (props.get("PW", ["player_0"])[0], props.get("PB", ["player_1"])[0])
         cube = "nocube" not in props.get("RU", [""])[0].lower()
         info = dict(v.split(":", 1) for v in props.get("MI", []) if ":" in v)
+        length = info.get("length", "0").strip()
+        if length.isdigit() and int(length) != 0:  # as parse_mat refuses a match
+            raise RecordFormatError(
+                f"game {number}: a {int(length)} point match; the engine plays money games "
+                "(MI[length:0])"
+            )
+        max_cube = _cube_limit(info.get("cubelimit", "64"))
         score = tuple(
             int(s) if s.strip().isdigit() else 0 for s in (info.get("ws", "0"), info.get("bs", "0"))
         )
-        records.append(GameRecord(tuple(entries), names, cube=cube, score=score))
+        records.append(GameRecord(tuple(entries), names, cube, max_cube if cube else 64, score))
     return records
 
 
 # --- helpers ---------------------------------------------------------------------------------
+def _cube_limit(text: str) -> int:
+    """A record's cube limit (``.mat`` tag ``CubeLimit``, SGF ``MI[cubelimit:N]``): a power of
+    2 from 2 to 2**15 as written, else 64."""
+    limit = text.strip()
+    if limit.isdigit() and int(limit) >= 2 and not int(limit) & (int(limit) - 1):
+        return min(int(limit), 2**15)
+    return 64
+
+
 def _is_standard_start(state: BackgammonState) -> bool:
     return (
         state.phase == k.PH_OPENING

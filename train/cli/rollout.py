@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-from spieltisch.agents.backgammon.rollout import DEFAULT_AGENT, SEED_LIMIT, rollout
+from spieltisch.agents.backgammon.rollout import DEFAULT_AGENT, GAMES_LIMIT, SEED_LIMIT, rollout
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -62,8 +62,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         type=int,
         default=1296,
         metavar="N",
-        help="games to play (default 1296; rounded up to a multiple of 72: 36 first rolls x "
-        "pairs of duplicate dice)",
+        help="games to play (default 1296, below 10**7; rounded up to a multiple of 72: 36 "
+        "first rolls x pairs of duplicate dice)",
     )
     p.add_argument(
         "--seed",
@@ -106,9 +106,11 @@ def run(args: argparse.Namespace) -> int:
                 f"spieltisch rollout: {name} must be at least {low}, got {value}", file=sys.stderr
             )
             return 2
-    if args.seed >= SEED_LIMIT:
-        print(f"spieltisch rollout: --seed must be below 2**63, got {args.seed}", file=sys.stderr)
-        return 2
+    for name, value, high, text in (("--games", args.games, GAMES_LIMIT, "10**7"),
+                                    ("--seed", args.seed, SEED_LIMIT, "2**63")):  # fmt: skip
+        if value >= high:
+            print(f"spieltisch rollout: {name} must be below {text}, got {value}", file=sys.stderr)
+            return 2
     if args.truncate is not None and args.truncate < 1:
         print(
             f"spieltisch rollout: --truncate must be at least 1 ply, got {args.truncate}",
