@@ -183,6 +183,8 @@ def test_curves_draws_one_run_or_several_and_names_what_it_cannot_draw(tmp_path,
         (["play", "kalaha", "--games", "0"], "--games: expected an integer of at least 1"),
         (["play", "kalaha", "-o", "render_mode=human"], "play draws the boards itself"),
         (["serve", "--max-sessions", "0"], "--max-sessions must be at least 1, got 0"),
+        (["serve", "--max-memory", "-1"], "--max-memory must be at least 0 GiB, got -1.0"),
+        (["serve", "--max-memory", "nan"], "--max-memory must be at least 0 GiB, got nan"),
         (["train", "{configs}/kalaha_ppo.yaml", "--workers", "2"], "give it with --ray"),
         (["train", "/dev/null"], "is empty"),  # it started a 2M-step run of the defaults
         (["train", "{configs}/kalaha_ppo.yaml", "--set", "totl_steps=5"], "'total_steps'?"),
@@ -260,3 +262,17 @@ def test_a_stopped_run_says_where_it_stands_in_its_own_units(tmp_path, capsys):
             "stop_after_games=100", "progress=false", "eval_interval=0"]  # fmt: skip
     assert main(["train", config] + [x for s in sets for x in ("--set", s)]) == 0
     assert "stopped at game 100; continue with: spieltisch train" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("given", "bound"), [([], 8.0), (["--max-memory", "0"], None),
+                                              (["--max-memory", "2.5"], 2.5)])  # fmt: skip
+def test_serve_bounds_the_memory_its_games_hold(given, bound, monkeypatch):
+    uvicorn = pytest.importorskip("uvicorn")
+    import spieltisch.train.web.app as web_app
+
+    seen = []
+    create_app = web_app.create_app
+    monkeypatch.setattr(web_app, "create_app", lambda s: seen.append(s) or create_app(s))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)  # (no serving)
+    assert main(["serve", "--port", "0", *given]) == 0
+    assert seen[0].max_memory_gib == bound

@@ -357,6 +357,30 @@ def test_oldest_sessions_go_when_full():
     assert all(client.get(f"/api/sessions/{i}").status_code == 200 for i in ids[1:])
 
 
+def test_oldest_sessions_go_while_over_the_memory_bound(monkeypatch):
+    # a count alone let ~500 games of alpha-beta (320 MB each, tt_bits=22) exhaust the machine
+    import spieltisch.train.web.sessions as sessions
+
+    app = create_app(ServerSettings(max_memory_gib=0.25))
+    store = app.state.store
+    # each game held costs 100 MB here; the bound keeps two
+    monkeypatch.setattr(sessions, "resident_bytes", lambda: len(store) * 100 * 2**20)
+    client = TestClient(app)
+    ids = [new_game(client, game="hus", agents=["random", "random"])["id"] for _ in range(4)]
+    assert len(store) == 2
+    r = client.get(f"/api/sessions/{ids[0]}")
+    assert r.status_code == 404 and "dropped to free memory" in r.json()["error"]
+    assert client.get(f"/api/sessions/{ids[2]}").status_code == 200  # (the newest two stay)
+    assert client.get(f"/api/sessions/{ids[3]}").status_code == 200
+    # a game just asked for stays, even alone over the bound
+    monkeypatch.setattr(sessions, "resident_bytes", lambda: 2**40)
+    assert client.get(f"/api/sessions/{ids[2]}").status_code == 200
+    assert len(store) == 1
+    monkeypatch.setattr(sessions, "resident_bytes", lambda: None)  # (unreadable: no bound)
+    new_game(client, game="hus", agents=["random", "random"])
+    assert len(store) == 2
+
+
 def test_checkpoints_only_under_the_servers_folder(tmp_path):
     from spieltisch.agents.neural.agents import pretrained_path
 

@@ -82,6 +82,16 @@ def peak_rss_gib() -> float:
     return round(max(own, children) / 2**20, 3)
 
 
+def resident_bytes() -> int | None:
+    """The resident memory this process holds now, in bytes (Linux's ``/proc/self/statm``;
+    None where that cannot be read)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def cpu_seconds() -> float:
     """CPU time (user and system) of this process, all its threads, and the children it waited
     for (e.g. arena worker processes), in seconds."""

@@ -56,6 +56,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=500,
         help="games kept at once; the longest unused goes first (default 500)",
     )
+    p.add_argument(
+        "--max-memory",
+        type=float,
+        default=8.0,
+        metavar="GIB",
+        help="while the server holds more resident memory than this, the games unused for "
+        "longest are dropped (default 8; 0: no bound; Linux only)",
+    )
     return p  # fmt: skip
 
 
@@ -106,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     problems = [f"--port must be 0..65535, got {args.port}"] if not 0 <= args.port <= 65535 else []
     if args.max_sessions < 1:
         problems.append(f"--max-sessions must be at least 1, got {args.max_sessions}")
+    if not args.max_memory >= 0:  # (nan too)
+        problems.append(f"--max-memory must be at least 0 GiB, got {args.max_memory}")
     if problems:
         print(f"spieltisch serve: {'; '.join(problems)}", file=sys.stderr)
         return 2
@@ -114,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         first_move_time_limit=args.first_move_time_limit or args.move_time_limit,
         checkpoint_root=None if root is None else root.resolve(),
         max_sessions=args.max_sessions,
+        max_memory_gib=args.max_memory or None,
         allowed_hosts=allowed_hosts(args.host),
     )
     try:  # bound here, so that a taken port is named before anything starts

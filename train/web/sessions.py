@@ -16,6 +16,7 @@ folder the server was started with.
 
 from __future__ import annotations
 
+import gc
 import secrets
 import threading
 import time
@@ -33,6 +34,7 @@ from spieltisch.agents.arena.match import (
     forfeit_rewards,
     illegal_action_problem,
 )
+from spieltisch.agents.arena.provenance import resident_bytes
 from spieltisch.agents.base import Agent, InformationSet
 from spieltisch.agents.human import move_label
 from spieltisch.agents.neural.agents import split_parameters
@@ -62,7 +64,9 @@ class ServerSettings:
     gets ``first_move_time_limit``, for compiling and loading); ``analysis_time_limit``: seconds
     for one analysis; ``checkpoint_root``: the folder ``checkpoint:PATH`` agents must lie in (None:
     no ``checkpoint:`` agents); ``max_sessions``: games kept at once (the longest unused one is
-    dropped first); ``session_ttl``: seconds an unused game is kept; ``allowed_hosts``: below.
+    dropped first); ``max_memory_gib``: while the server holds more resident memory than this,
+    the games unused for longest are dropped (None: no bound; where the memory cannot be read,
+    none either); ``session_ttl``: seconds an unused game is kept; ``allowed_hosts``: below.
     ``move_time_limit`` None: agents' moves have no limit."""
 
     move_time_limit: float | None = 10.0  # None: no limit (--move-time-limit 0)
@@ -70,6 +74,7 @@ class ServerSettings:
     analysis_time_limit: float = 10.0
     checkpoint_root: Path | None = None
     max_sessions: int = 500
+    max_memory_gib: float | None = None  # (spieltisch serve: --max-memory, 8 GiB)
     session_ttl: float = 6 * 3600.0
     allowed_hosts: tuple[str, ...] | None = None
     """the names the server answers to in the Host header (None: any): a page elsewhere that
@@ -543,7 +548,9 @@ def run_with_limit(fn: Any, seconds: float, what: str) -> Any:
 
 class SessionStore:
     """The server's games by id, at most ``settings.max_sessions``; the longest unused game
-    goes first when full, and games unused for ``settings.session_ttl`` seconds are dropped."""
+    goes first when full or while the server holds more than ``settings.max_memory_gib`` (a
+    game's agents can hold hundreds of MB: a count alone let a few hundred games exhaust the
+    machine), and games unused for ``settings.session_ttl`` seconds are dropped."""
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
@@ -559,13 +566,19 @@ class SessionStore:
             while len(self._sessions) >= self.settings.max_sessions:
                 self._sessions.popitem(last=False)
             self._sessions[session.id] = session
+            self._fit_memory(keep=session.id)
 
     def get(self, session_id: str) -> GameSession:
         with self._lock:
             self._expire()  # (only new games expired old ones: an idle server kept them all)
+            self._fit_memory(keep=session_id)  # (analysts are made after the game is added)
             session = self._sessions.get(session_id)
             if session is None:
-                raise RequestError(f"no game {session_id!r} on this server (over, or expired)", 404)
+                raise RequestError(
+                    f"no game {session_id!r} on this server (over, expired, or dropped to free "
+                    "memory)",
+                    404,
+                )
             self._sessions.move_to_end(session_id)
             session.last_used = time.monotonic()
             return session
@@ -574,6 +587,21 @@ class SessionStore:
         with self._lock:
             if self._sessions.pop(session_id, None) is None:
                 raise RequestError(f"no game {session_id!r} on this server", 404)
+
+    def _fit_memory(self, keep: str) -> None:
+        """Drop the games unused for longest, never ``keep``, while the server holds more
+        resident memory than ``settings.max_memory_gib``."""
+        if self.settings.max_memory_gib is None:
+            return
+        limit = self.settings.max_memory_gib * 2**30
+        used = resident_bytes()
+        while used is not None and used > limit:
+            victim = next((k for k in self._sessions if k != keep), None)
+            if victim is None:
+                return
+            del self._sessions[victim]
+            gc.collect()  # (a game's agents and env can hold each other: free them now)
+            used = resident_bytes()
 
     def _expire(self) -> None:
         cutoff = time.monotonic() - self.settings.session_ttl
