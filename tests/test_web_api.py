@@ -653,3 +653,24 @@ def test_an_analysis_over_its_limit_blocks_the_next_until_it_ends(monkeypatch):
         assert time.monotonic() < deadline
         time.sleep(0.01)
     assert r.status_code == 200 and most[0] == 1
+
+
+def test_a_solver_over_its_limit_does_not_hold_up_the_agents_analysis(monkeypatch):
+    # the solver's first use on a board builds a table past the limit; the next analysis was
+    # refused (409) until it ended, though only the solver was busy
+    import spieltisch.agents.analysis as analysis
+
+    gate = threading.Event()
+    monkeypatch.setattr(analysis, "solver_analysis", lambda *a: gate.wait(10) and {})
+    app = create_app(ServerSettings(analysis_time_limit=0.3, first_move_time_limit=0.3))
+    client = TestClient(app)
+    view = new_game(client, game="kalaha", agents=["human", "greedy"], seed=0)
+    url = f"/api/sessions/{view['id']}/analysis"
+    try:
+        for _ in range(2):
+            r = client.post(url, json={"agent": "greedy"})
+            assert r.status_code == 200, r.json()
+            assert "still preparing" in r.json()["solver"]["note"]
+            assert r.json()["moves"]
+    finally:
+        gate.set()

@@ -176,9 +176,11 @@ class GameSession:
     fallback_analyst: str | None = None
     states_before: list[Any] = field(default_factory=list)  # Hus: the state before each move
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: held while an analysis computes, past its request when that timed out (a thread cannot be
-    #: stopped): the next analysis waits for it instead of running the same analyst beside it
+    #: held while an analysis (Kalaha's solver: the other slot) computes, past its request when
+    #: that timed out (a thread cannot be stopped): the next one waits for it instead of running
+    #: the same analyst beside it
     analysis_slot: threading.Semaphore = field(default_factory=threading.BoundedSemaphore)  # 1
+    solver_slot: threading.Semaphore = field(default_factory=threading.BoundedSemaphore)  # Kalaha
     last_used: float = field(default_factory=time.monotonic)
     side_rng: np.random.Generator = field(default_factory=np.random.default_rng)
 

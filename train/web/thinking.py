@@ -8,6 +8,7 @@ information set of the seat the page shows (see :meth:`.GameSession.analysis_inp
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +35,8 @@ def analyse_session(session: GameSession, agent_spec: str | None) -> dict[str, A
     def think() -> dict[str, Any]:
         return analyse(agent, session.game, observation, state, session.options)
 
-    result = run_with_limit(in_analysis_slot(session, think), limit, f"the analysis by {spec}")
+    think_alone = holding(session.analysis_slot, think)
+    result = run_with_limit(think_alone, limit, f"the analysis by {spec}")
     result["agent"] = spec
     result["seat"] = seat
     for move in result.get("moves", []):
@@ -46,7 +48,9 @@ def analyse_session(session: GameSession, agent_spec: str | None) -> dict[str, A
     if session.game == "kalaha":
         position = session.raw.agent_state()
         try:
-            solve = in_analysis_slot(session, lambda: solver_analysis(position, SOLVER_SECONDS))
+            # (a slot of its own: a solver still building its table must not hold up the
+            # agent's analysis, only the next solve)
+            solve = holding(session.solver_slot, lambda: solver_analysis(position, SOLVER_SECONDS))
             result["solver"] = run_with_limit(solve, limit, "the solver")
         except RequestError:  # the first use on a board size builds its endgame table
             note = ("the solver is still preparing (its first use on this board size builds an "
@@ -55,10 +59,10 @@ def analyse_session(session: GameSession, agent_spec: str | None) -> dict[str, A
     return result
 
 
-def in_analysis_slot(session: GameSession, fn: Callable[[], Any]) -> Callable[[], Any]:
-    """``fn`` holding the session's analysis slot until it returns, which may be after its
-    request gave up on it (504); RequestError (409) while an earlier analysis still holds it."""
-    if not session.analysis_slot.acquire(blocking=False):
+def holding(slot: threading.Semaphore, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` holding ``slot`` (one of the session's) until it returns, which may be after its
+    request gave up on it (504); RequestError (409) while an earlier call still holds it."""
+    if not slot.acquire(blocking=False):
         raise RequestError(
             "busy: an earlier analysis of this game, over its time limit, is still computing; "
             "analyse again when it ends",
@@ -69,7 +73,7 @@ def in_analysis_slot(session: GameSession, fn: Callable[[], Any]) -> Callable[[]
         try:
             return fn()
         finally:
-            session.analysis_slot.release()
+            slot.release()
 
     return run
 
