@@ -982,6 +982,26 @@ def _check_game_options(cfg: RunConfig, source: str) -> None:
             check_options(cfg.game, cfg.game_options)
         except ValueError as err:
             raise ConfigError(f"{source}: key 'game_options': {err}") from err
+    # the trainers play on the batched engines, which ignore the env's own options: refused
+    # (game_options.max_turns: 3 trained on games of up to the config's max_turns moves)
+    for name, instead in _ENV_ONLY_OPTIONS.items():
+        if name in cfg.game_options:
+            if name == "max_turns" and not hasattr(cfg, "max_turns"):
+                instead = f"algorithm {cfg.algorithm} has no limit of its own to set"
+            raise ConfigError(
+                f"{source}: key 'game_options.{name}' is an option of the env, which training "
+                f"does not play (its batched engine ignores it): {instead}"
+            )
+
+
+#: env options the training games ignore, and what to do instead
+_ENV_ONLY_OPTIONS = {
+    "max_turns": "set the config's own key max_turns",
+    "random_start": "the trainers seat the players themselves (alphazero: see opening_plies)",
+    "render_mode": "training draws no boards; watch a result with spieltisch play",
+    "render_view": "training draws no boards; watch a result with spieltisch play",
+    "illegal_action": "the trainers mask illegal moves",
+}
 
 
 def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> RunConfig:

@@ -961,6 +961,19 @@ def near_region_rows(tt_bits: int, near_bits: int, near_margin: int) -> int:
     return 1 << min(near_bits, tt_bits) if near_margin > 0 else 0
 
 
+def table_bytes(tt_bits: int, near_bits: int, near_margin: int) -> int:
+    """Bytes of a :class:`KalahaSolver`'s transposition table (both regions)."""
+    return TABLE_ROW_BYTES * ((1 << tt_bits) + near_region_rows(tt_bits, near_bits, near_margin))
+
+
+def _physical_memory() -> int | None:
+    """Bytes of memory this machine has (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _aligned_table(rows: int) -> np.ndarray:
     """A zeroed ``(rows, 4)`` int64 table on huge pages where available (see
     :func:`~.kalaha_endgame.huge_page_array`), page-aligned so that each two-entry bucket is one
@@ -1046,14 +1059,25 @@ class KalahaSolver:
         ):
             raise ValueError(f"id_max_depth must be None or an int >= 0, got {id_max_depth!r}")
         self.id_max_depth = id_max_depth
-        self.database = EndgameDatabase.load_or_build(
-            self.pits, self.rules, db_stones, cache_dir, use_cache, progress
-        )
-        self.db_stones = db_stones
         if near_margin < 0:
             raise ValueError(f"near_margin must be >= 0, got {near_margin}")
         if not 4 <= near_bits <= 34:
             raise ValueError(f"near_bits must be between 4 and 34, got {near_bits}")
+        # refused before anything is allocated (a table or database larger than the memory
+        # failed in mmap with a traceback, or was built for minutes and then ran out of it)
+        table = table_bytes(tt_bits, near_bits, near_margin)
+        database = database_entries(db_stones, self.pits)
+        memory = _physical_memory()
+        if memory is not None and table + database > memory:
+            raise ValueError(
+                f"the table (tt_bits {tt_bits}: {table / 2**30:.1f} GiB) and the {db_stones}-stone "
+                f"database ({database / 2**30:.1f} GiB) need more than this machine's "
+                f"{memory / 2**30:.1f} GiB of memory: give smaller tt_bits or db_stones"
+            )
+        self.database = EndgameDatabase.load_or_build(
+            self.pits, self.rules, db_stones, cache_dir, use_cache, progress
+        )
+        self.db_stones = db_stones
         # nodes with at most near_stones stones share a small table region (0: none)
         self.near_stones = db_stones + near_margin if near_margin > 0 else -1
         self.near_rows = near_region_rows(tt_bits, near_bits, near_margin)

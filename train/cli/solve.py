@@ -14,6 +14,7 @@ bounds proven by then are printed), 130 stopped by Ctrl-C (bounds printed too).
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -298,6 +299,15 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as err:
         print(f"spieltisch solve: {err}", file=sys.stderr)
+        return 2
+    except (MemoryError, OSError) as err:  # within the machine's memory, not within what is free
+        if isinstance(err, OSError) and err.errno != errno.ENOMEM:
+            raise
+        print(
+            "spieltisch solve: cannot allocate the table and the database (out of memory): "
+            "give a smaller --tt-bits or --db-stones",
+            file=sys.stderr,
+        )
         return 2
     database = _database_info(solver, files, before, args, time.perf_counter() - t0)
     say(database.describe())
