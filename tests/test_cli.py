@@ -134,6 +134,12 @@ def test_unknown_arguments_show_the_commands_usage_and_the_option_meant(capsys):
         main(["train", "configs/kalaha_ppo.yaml", "--sets", "lr=1"])
     err = capsys.readouterr().err
     assert "usage: spieltisch train" in err and "did you mean --set?" in err
+    # play's and eval's -o KEY=VALUE is train's --set (it offered --overwrite, which deletes)
+    for other in ("-o", "--option"):
+        with pytest.raises(SystemExit):
+            main(["train", "configs/kalaha_ppo.yaml", other, "lr=1"])
+        err = capsys.readouterr().err
+        assert f"{other}: did you mean --set?" in err and "--overwrite" not in err
     with pytest.raises(SystemExit):
         main(["play", "kalaha", "surplus"])
     err = capsys.readouterr().err

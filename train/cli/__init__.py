@@ -54,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: options of some commands that another command spells otherwise (play/eval ``-o KEY=VALUE``
+#: is train's ``--set KEY=VALUE``)
+OTHER_COMMANDS_SPELLING = {"-o": "--set", "--option": "--set"}
+
+
 def _refuse_unknown(parser: argparse.ArgumentParser, unknown: list[str]) -> None:
     """Exit with the command's own usage (not the top level's) naming the arguments it does
     not take, and the option meant where one is close (``--time-limit``: ``--move-time-limit``)."""
@@ -62,10 +67,12 @@ def _refuse_unknown(parser: argparse.ArgumentParser, unknown: list[str]) -> None
     for arg in unknown:
         name = arg.split("=", 1)[0]
         if name.startswith("-"):
-            # a close spelling, else an option that contains it (--time-limit: --move-time-limit)
-            close = closest_name(name, options) or next(
-                (o for o in options if o.startswith("--") and name in o), None
-            )
+            # the other commands' spelling of this command's option (train's -o is --set; a
+            # substring match offered --overwrite, which deletes a run), else a close spelling,
+            # else a long option that contains a long name (--time-limit: --move-time-limit)
+            close = OTHER_COMMANDS_SPELLING.get(name)
+            close = close if close in options else closest_name(name, options)
+            close = close or next((o for o in options if name.startswith("--") and name in o), None)
             hints += [f"{name}: did you mean {close}?"] if close else []
     parser.error(
         f"unrecognized arguments: {' '.join(unknown)}"
