@@ -139,7 +139,7 @@ def test_unknown_arguments_show_the_commands_usage_and_the_option_meant(capsys):
         with pytest.raises(SystemExit):
             main(["train", "configs/kalaha_ppo.yaml", other, "lr=1"])
         err = capsys.readouterr().err
-        assert f"{other}: did you mean --set?" in err and "--overwrite" not in err
+        assert f"{other}: did you mean --set?" in err and "mean --overwrite" not in err
     with pytest.raises(SystemExit):
         main(["play", "kalaha", "surplus"])
     err = capsys.readouterr().err
