@@ -35,6 +35,18 @@ def test_rule_options_still_pass():
     assert cfg.game_options == {"num_players": 3}
 
 
+def test_ppo_refuses_settings_it_would_ignore():
+    # backgammon PPO replaced reward: points by win without a word; PPO's pool_baselines with
+    # pool_prob 0 never played (AlphaZero refused the same)
+    with pytest.raises(ConfigError, match="PPO plays backgammon for 'win' only"):
+        build_config({"game": "backgammon"}, ["game_options.reward=points"])
+    with pytest.raises(ConfigError, match="would never play with pool_prob 0"):
+        build_config({"game": "kalaha"}, ["pool_prob=0", "pool_baselines=[greedy]"])
+    cfg = build_config({"game": "backgammon"}, ["game_options.reward=win"])
+    assert cfg.game_options == {"reward": "win"}
+    assert build_config({"algorithm": "td"}, ["game_options.reward=points"]).game == "backgammon"
+
+
 def test_solve_refuses_a_database_larger_than_the_memory(capsys):
     # was: OSError: [Errno 12] Cannot allocate memory, a traceback from mmap (6 pits, 100
     # stones: C(112, 12) bytes, about a petabyte)

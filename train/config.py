@@ -722,6 +722,17 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
             f"{source}: key 'game' must be one of {sorted(BATCHES)}, got {cfg.game!r}"
         )
     _check_win_reward(cfg, source)
+    if cfg.game == "backgammon" and cfg.game_options.get("reward", "win") != "win":
+        raise ConfigError(  # (make_games plays for 'win': 'points' was silently replaced)
+            f"{source}: key 'game_options.reward': PPO plays backgammon for 'win' only (the "
+            f"value head predicts the chance to win), got {cfg.game_options['reward']!r}; "
+            "algorithms td and alphazero learn gammons"
+        )
+    if cfg.pool_baselines and cfg.pool_prob == 0:
+        raise ConfigError(
+            f"{source}: key 'pool_baselines' would never play with pool_prob 0: set pool_prob "
+            "(the share of games against the pool, e.g. 0.5)"
+        )
     _check_eval_opponents(cfg, source)
     for key in ("pool_baselines", "eval_opponents"):
         for name in getattr(cfg, key):
