@@ -59,7 +59,7 @@ from spieltisch.agents.kalaha.solver import (
     DEFAULT_NEAR_MARGIN,
     TABLE_ROW_BYTES,
     KalahaSolver,
-    near_region_rows,
+    table_bytes,
 )
 from spieltisch.agents.registry import make_agent
 from spieltisch.envs import make
@@ -140,8 +140,7 @@ def planned_gib(pits: int, db_stones: int, table_bits: int) -> float:
     rows and the near region, as :class:`KalahaSolver` sizes them), the database (one byte an
     entry) and
     :data:`PROCESS_BASE_GIB`."""
-    rows = (1 << table_bits) + near_region_rows(table_bits, DEFAULT_NEAR_BITS, DEFAULT_NEAR_MARGIN)
-    table = TABLE_ROW_BYTES * rows
+    table = table_bytes(table_bits, DEFAULT_NEAR_BITS, DEFAULT_NEAR_MARGIN)
     return (table + database_entries(db_stones, pits)) / 2**30 + PROCESS_BASE_GIB
 
 
