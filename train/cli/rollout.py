@@ -48,7 +48,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         required=True,
         metavar="TEXT",
         help="the position: '<position ID> <seat on roll> roll', with the dice to play instead "
-        "of 'roll' (e.g. '4HPwATDgc/ABMA 0 31'), or a bare GNU Backgammon position ID",
+        "of 'roll' (e.g. '4HPwATDgc/ABMA 0 31'), a bare GNU Backgammon position ID, or "
+        "gnubg's 'POSITIONID:MATCHID' (the match ID gives the seat on roll and the dice)",
     )
     p.add_argument(
         "--agent",
