@@ -680,6 +680,16 @@ def _check_win_reward(cfg: RunConfig, source: str) -> None:
         )
 
 
+def _check_pool_baselines_play(cfg: PPOConfig | AlphaZeroConfig, source: str, share: str) -> None:
+    """Baselines listed with ``pool_prob`` 0 would never play: refused (``share``: what
+    ``pool_prob`` is in this trainer)."""
+    if cfg.pool_baselines and cfg.pool_prob == 0:
+        raise ConfigError(
+            f"{source}: key 'pool_baselines' would never play with pool_prob 0: set pool_prob "
+            f"({share}, e.g. 0.5)"
+        )
+
+
 def _check_eval_opponents(cfg: PPOConfig | AlphaZeroConfig, source: str) -> None:
     if not cfg.eval_opponents:  # (an empty list crashed the run's end summary)
         raise ConfigError(
@@ -728,11 +738,7 @@ def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
             f"value head predicts the chance to win), got {cfg.game_options['reward']!r}; "
             "algorithms td and alphazero learn gammons"
         )
-    if cfg.pool_baselines and cfg.pool_prob == 0:
-        raise ConfigError(
-            f"{source}: key 'pool_baselines' would never play with pool_prob 0: set pool_prob "
-            "(the share of games against the pool, e.g. 0.5)"
-        )
+    _check_pool_baselines_play(cfg, source, "the share of games against the pool")
     _check_eval_opponents(cfg, source)
     for key in ("pool_baselines", "eval_opponents"):
         for name in getattr(cfg, key):
@@ -749,11 +755,7 @@ def _check_alphazero_pool(cfg: AlphaZeroConfig, source: str) -> None:
             f"{source}: key 'pool_prob' {cfg.pool_prob} needs agents to play those games: "
             'set pool_baselines (e.g. ["alphabeta:depth=3"])'
         )
-    if cfg.pool_baselines and cfg.pool_prob == 0:
-        raise ConfigError(
-            f"{source}: key 'pool_baselines' would never play with pool_prob 0: set pool_prob "
-            "(the share of self-play games against them, e.g. 0.5)"
-        )
+    _check_pool_baselines_play(cfg, source, "the share of self-play games against them")
     if cfg.pool_baselines and cfg.game == "backgammon":
         raise ConfigError(
             f"{source}: key 'pool_baselines': backgammon's AlphaZero plays self-play only"
