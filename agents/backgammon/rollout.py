@@ -160,7 +160,9 @@ class RolloutResult:
     ``games``: games played (``games_requested`` rounded up for stratification and duplicate
     dice; ``notes`` say so). ``first_rolls``: games per first random roll (36 counts for the
     ordered rolls 1-1, 1-2, ..., 6-6; empty without stratification or when no roll is left).
-    ``batched``: played on the batched engine (else game by game)."""
+    ``batched``: played on the batched engine (else game by game). ``played``: False when the
+    position is already over: no game is played, every estimate is the exact result, ``games``
+    the games asked for, and ``batched``, ``stratified`` and ``duplicate`` are False."""
 
     position: str
     player: int
@@ -181,6 +183,7 @@ class RolloutResult:
     batched: bool
     first_rolls: tuple[int, ...]
     notes: tuple[str, ...] = ()
+    played: bool = True
 
     @property
     def lose(self) -> Estimate:
@@ -233,14 +236,15 @@ class RolloutResult:
             lines.append(_row(label, est, signed=False))
         lines.append(_row(f"equity of seat {me}", self.equity, signed=True))
         lines.append(f"{'':28}(cubeless, points per game: single 1, gammon 2, backgammon 3)")
-        how = []
+        how = [] if self.played else ["none played: the game is over"]
         if self.first_rolls:
             how.append(f"{NUM_ROLLS} first rolls x {self.first_rolls[0]}")
         if self.duplicate:
             how.append("duplicate dice in pairs")
         if self.truncate is not None:
             how.append(f"truncated after {self.truncate} plies")
-        how.append("batched" if self.batched else "game by game")
+        if self.played:
+            how.append("batched" if self.batched else "game by game")
         lines += [
             "",
             f"{self.games} games ({', '.join(how)}), seed {self.seed}, {self.seconds:.1f} s "
@@ -744,6 +748,9 @@ def rollout(
         )
 
     notes: list[str] = []
+    played = not start.is_terminal()
+    if not played:  # nothing is played: no dice, no batch (the result said batched, duplicate)
+        stratify = duplicate = batched = False
     group = (NUM_ROLLS if stratify else 1) * (2 if duplicate else 1)
     total = -(-requested // group) * group
     if total != requested:
@@ -765,13 +772,11 @@ def rollout(
     if progress is not None:
         progress(0, total)
 
-    if start.is_terminal():
+    if not played:
         outcomes = np.tile(_result_outcome(player, int(start.s[k.M_RESULT]), player), (total, 1))
-        notes.append("the game is over: the result is exact")
-        stratify_used = False
+        notes.append("the game is over: the result is exact (no game was played)")
         on_games(total)
     else:
-        stratify_used = stratify
         outcomes = np.zeros((total, 5))
         if batched:
             evaluate = _Evaluator(tuple(a.params for a in by_seat), threads)  # type: ignore[attr-defined]
@@ -798,7 +803,7 @@ def rollout(
     values = np.column_stack([outcomes, _equity(outcomes)])
     est = _estimates(values, strata, units, stratify)
     first_rolls: tuple[int, ...] = ()
-    if stratify_used:
+    if stratify:
         first_rolls = tuple(np.bincount(strata, minlength=NUM_ROLLS).tolist())
     return RolloutResult(
         position=start.to_text(),
@@ -815,11 +820,12 @@ def rollout(
         seconds=time.perf_counter() - started,
         seed=seed,
         truncate=truncate,
-        stratified=stratify_used,
+        stratified=stratify,
         duplicate=duplicate,
         batched=bool(batched),
         first_rolls=first_rolls,
         notes=tuple(notes),
+        played=played,
     )
 
 

@@ -67,13 +67,18 @@ the mover's own point numbering (24 .. 1, ``bar``, ``off``; ``*`` marks a hit): 
 :func:`~spieltisch.envs.backgammon.engine.describe_action`. A roll that cannot be played is the
 dice alone (``52:``). Doubles and takes are ``Doubles => V`` and ``Takes`` in the player's column,
 a refused double ``Drops``; the game ends with ``Wins N point(s)`` (win type x cube) in the
-winner's column. No blank line inside a game (gnubg's importer stops at one). Only the standard
+winner's column. A game resigned (or forfeited) ends the same way before the board is over,
+N being the cube's value (a single game: ``record_from_actions(..., resigned=seat)``), as gnubg's
+exporter writes it; its importer reads a win before the end as the loser's resignation (of a
+single game, a gammon or a backgammon: N / cube), and so does :meth:`GameRecord.replay`, which
+refuses any other N. No blank line inside a game (gnubg's importer stops at one). Only the standard
 start (before the opening roll) can be written; a record from another start raises ValueError.
 
 SGF: FF[4] GM[6] as GNU Backgammon saves it (red-bean.com/sgf/backgammon.html, gnubg
 ``sgf.c``): ``W``/``B`` for seat 0/1, ``W[52mhmk]`` = the dice and from/to letters (seat 0's
 point p is ``a`` + p - 1, seat 1's is ``x`` - (p - 1); ``y`` the bar, ``z`` off),
-``double``/``take``/``drop``; ``RU[NoCube]`` without the cube, ``RE[W+2]`` the result, and
+``double``/``take``/``drop``; ``RU[NoCube]`` without the cube, ``RE[W+2]`` the result
+(``RE[W+1R]``: black resigned), and
 ``MI[cubelimit:N]`` a cube limit other than 64 (our own value; gnubg skips it).
 
 GNU Backgammon itself is not installed here: the ``gnubg-nn`` package (``import gnubg_nn``)
@@ -127,7 +132,10 @@ class Entry:
 
     ``kind``: ``"move"`` (``dice`` high die first, ``move`` the checker steps from the mover's
     view, e.g. ``"13/8 6/5*"``, empty when the roll cannot be played), ``"double"`` (``value``
-    the cube after the take), ``"take"``, ``"drop"`` or ``"win"`` (``value`` the points won).
+    the cube after the take), ``"take"``, ``"drop"`` or ``"win"`` (``value`` the points won;
+    ``resigned``: the other seat resigned, SGF's ``RE[W+1R]``; a ``.mat`` file does not say so,
+    and a win entry before the game is over replays as a resignation either way). ``line``:
+    the ``.mat`` line the entry was read from (None otherwise; not compared).
     """
 
     seat: int
@@ -135,6 +143,8 @@ class Entry:
     dice: tuple[int, int] | None = None
     move: str = ""
     value: int = 0
+    resigned: bool = False
+    line: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.seat not in (0, 1) or isinstance(self.seat, bool):
@@ -143,6 +153,8 @@ class Entry:
             raise ValueError(f"an entry's kind is one of {KINDS}, got {self.kind!r}")
         if (self.kind == "move") != (self.dice is not None):
             raise ValueError("a move entry has dice, and only a move entry")
+        if self.resigned and self.kind != "win":
+            raise ValueError("only a win entry can be a resignation")
 
     def steps(self) -> list[tuple[int, int]]:
         """The checker steps of a move as ``(from, to)`` from the mover's view: 25 = the bar,
@@ -200,7 +212,8 @@ class GameRecord:
         if not self.cube:
             head += "RU[NoCube]"
         if self.winner is not None:
-            head += f"RE[{'WB'[self.winner]}+{self.points}]"
+            resigned = "R" if [e for e in self.entries if e.kind == "win"][-1].resigned else ""
+            head += f"RE[{'WB'[self.winner]}+{self.points}{resigned}]"
         nodes = [head]
         for e in self.entries:
             color = "WB"[e.seat]
@@ -217,17 +230,26 @@ class GameRecord:
         """Play the record on the engine (``game`` defaults to :meth:`game`): the final state
         and the env actions that lead there (a whole play per move entry, in the engine's
         order; ``roll`` before a move where the mover could have doubled). Each play must be
-        legal: the position after it must be one of the legal plays' positions. Raises
-        :class:`RecordFormatError` naming the entry otherwise."""
+        legal: the position after it must be one of the legal plays' positions. A win entry
+        before the game is over is a resignation (GNU Backgammon's importer reads a ``.mat`` so):
+        it must be the last entry and win 1, 2 or 3 times the cube, and the replay ends in the
+        position resigned (not terminal). Raises :class:`RecordFormatError` naming the entry
+        (and its ``.mat`` line) otherwise."""
         game = game or self.game()
         state = game.new_initial_state() if self.start is None else game.state_from_text(self.start)
         actions: list[int] = []
+        ended = False  # a win entry was replayed: nothing may follow it
         for n, e in enumerate(self.entries, 1):
             where = f"entry {n} ({_entry_text(e).strip()!r}, seat {e.seat})"
+            if e.line is not None:
+                where = f"line {e.line}: {where}"
             try:
+                if ended:
+                    raise RecordFormatError("the game's result was given already")
                 _replay_entry(state, e, actions)
             except (RecordFormatError, IllegalActionError) as err:
                 raise RecordFormatError(f"{where}: {err}") from None
+            ended = e.kind == "win"
         return state, actions
 
 
@@ -238,11 +260,15 @@ def record_from_actions(
     dice: Sequence[tuple[int, int]] | None = None,
     start: BackgammonState | None = None,
     names: Sequence[str] = _DEFAULT_NAMES,
+    resigned: int | None = None,
 ) -> GameRecord:
     """The record of a game played with env ``actions`` from ``start`` (default: the start
     before the opening roll), the chance nodes resolved with ``dice`` (see the module
     docstring). ``actions`` are ints or ``(seat, action)`` pairs; a seat that is not the one to
-    act, an illegal action, or too few rolls raise ValueError naming the action's index."""
+    act, an illegal action, or too few rolls raise ValueError naming the action's index.
+    ``resigned``: the seat that resigned (or forfeited) the unfinished game after the actions:
+    the record ends with the other seat winning a single game at the cube's value (what the
+    env's ``forfeit_stake`` charges); ValueError if the game is over."""
     state = game.new_initial_state() if start is None else start.clone()
     if state.game != game:
         raise ValueError(f"start is a state of {state.game}, not of {game}")
@@ -292,6 +318,15 @@ def record_from_actions(
             _apply(state, action, i)  # ROLL (no double) is not written
         if state.is_terminal():
             entries.append(Entry(int(state.winner()), "win", value=state.points()))
+    if resigned is not None:
+        if isinstance(resigned, bool) or resigned not in (0, 1):
+            raise ValueError(f"resigned is the seat that resigned, 0 or 1, got {resigned!r}")
+        if state.is_terminal():
+            raise ValueError(
+                f"the game is over (seat {state.winner()} won {state.points()} point(s)): "
+                f"seat {resigned} cannot resign it"
+            )
+        entries.append(Entry(1 - resigned, "win", value=state.cube()[0], resigned=True))
     return GameRecord(
         tuple(entries),
         _clean_names(names),
@@ -356,11 +391,12 @@ def record_from_env_moves(
     start_position: str | None,
     moves: Sequence[Mapping[str, int]],
     names: Sequence[str] = _DEFAULT_NAMES,
+    resigned: int | None = None,
 ) -> GameRecord:
     """The record of a game played on ``spieltisch.envs.make("backgammon", **options)`` reset
     with ``seed`` (and ``options={"position": start_position}`` unless None), ``moves`` being
     ``{"seat", "action"}`` dicts in env order. The env is replayed with the same seed to read
-    the dice it rolled."""
+    the dice it rolled. ``resigned``: as in :func:`record_from_actions`."""
     from spieltisch.envs import make  # the env layer, imported on use
 
     if seed is None or isinstance(seed, bool) or not isinstance(seed, int | np.integer):
@@ -396,7 +432,7 @@ def record_from_env_moves(
             raise ValueError(f"move {i}: {err}") from None
         _note_roll(raw.state, before, dice)
         pairs.append((seat, action))
-    return record_from_actions(game, pairs, dice, start=start, names=names)
+    return record_from_actions(game, pairs, dice, start=start, names=names, resigned=resigned)
 
 
 def mat_from_env_moves(
@@ -406,12 +442,14 @@ def mat_from_env_moves(
     moves: Sequence[Mapping[str, int]],
     *,
     names: Sequence[str] = _DEFAULT_NAMES,
+    resigned: int | None = None,
 ) -> str:
     """``.mat`` text of a game played in the env (arguments: :func:`record_from_env_moves`;
-    ``names`` of seat 0 and seat 1, spaces and colons become ``_``). A game from a position
-    other than the standard start raises ValueError (the format starts every game from the
-    opening roll)."""
-    return record_from_env_moves(options, seed, start_position, moves, names).to_mat()
+    ``names`` of seat 0 and seat 1, spaces and colons become ``_``; ``resigned``: the seat
+    that resigned or forfeited the game, which then ends with the other's ``Wins N point(s)``
+    as GNU Backgammon writes a resigned game). A game from a position other than the standard
+    start raises ValueError (the format starts every game from the opening roll)."""
+    return record_from_env_moves(options, seed, start_position, moves, names, resigned).to_mat()
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -438,7 +476,7 @@ def parse_mat(text: str) -> list[GameRecord]:
     :class:`RecordFormatError` naming the line."""
     if not isinstance(text, str):
         raise RecordFormatError(f"a .mat record is text, got {type(text).__name__}")
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()  # (eXtreme Gammon writes a BOM)
     tags: dict[str, str] = {}
     i = 0
     while i < len(lines) and not _MATCH.match(lines[i]):
@@ -519,9 +557,10 @@ def parse_sgf(text: str) -> list[GameRecord]:
             )
         entries = [_sgf_entry(seat, value, number) for seat, value in moves]
         result = props.get("RE", [""])[0]
-        m = re.fullmatch(r"([WB])\+(\d+)R?", result)
+        m = re.fullmatch(r"([WB])\+(\d+)(R?)", result)
         if m:
-            entries.append(Entry("WB".index(m.group(1)), "win", value=int(m.group(2))))
+            seat, points, resigned = "WB".index(m.group(1)), int(m.group(2)), bool(m.group(3))
+            entries.append(Entry(seat, "win", value=points, resigned=resigned))
         names = (props.get("PW", ["player_0"])[0], props.get("PB", ["player_1"])[0])
         cube = "nocube" not in props.get("RU", [""])[0].lower()
         info = dict(v.split(":", 1) for v in props.get("MI", []) if ":" in v)
@@ -694,16 +733,16 @@ def _parse_mat_line(line: str, lineno: int) -> list[Entry]:
                 _parse_move(move)
             except RecordFormatError as err:
                 raise RecordFormatError(f"line {lineno}: {err}") from None
-            entries.append(Entry(seat, "move", (max(d), min(d)), move))
+            entries.append(Entry(seat, "move", (max(d), min(d)), move, line=lineno))
         elif e.group("double"):
             value = int(e.group("value")) if e.group("value") else 0
-            entries.append(Entry(seat, "double", value=value))
+            entries.append(Entry(seat, "double", value=value, line=lineno))
         elif e.group("take"):
-            entries.append(Entry(seat, "take"))
+            entries.append(Entry(seat, "take", line=lineno))
         elif e.group("drop"):
-            entries.append(Entry(seat, "drop"))
+            entries.append(Entry(seat, "drop", line=lineno))
         else:
-            entries.append(Entry(seat, "win", value=int(e.group("points"))))
+            entries.append(Entry(seat, "win", value=int(e.group("points")), line=lineno))
     return entries
 
 
@@ -758,15 +797,22 @@ def _after_steps(state: BackgammonState, steps: list[tuple[int, int]]) -> np.nda
 def _replay_entry(state: BackgammonState, e: Entry, actions: list[int]) -> None:
     """Play one entry on ``state`` (appending the env actions)."""
     if state.is_terminal():
+        ended = f"the game ended with seat {state.winner()} winning {state.points()} point(s)"
         if e.kind == "win" and e.seat == state.winner() and e.value == state.points():
+            if e.resigned:
+                raise RecordFormatError(f"a resignation, but {ended} on the board")
             return
         if e.kind == "win":
-            raise RecordFormatError(
-                f"the game ended with seat {state.winner()} winning {state.points()} point(s)"
-            )
+            raise RecordFormatError(ended)
         raise RecordFormatError("the game is already over")
-    if e.kind == "win":
-        raise RecordFormatError("the game is not over (resignations are not supported)")
+    if e.kind == "win":  # before the end: the other seat resigned (gnubg reads a .mat so)
+        cube = state.cube()[0]
+        if e.value not in (cube, 2 * cube, 3 * cube):
+            raise RecordFormatError(
+                f"the game is not over, so this is a resignation: it wins 1, 2 or 3 times the "
+                f"cube ({cube}), not {e.value} point(s)"
+            )
+        return
     if e.kind == "move" and state.phase == k.PH_CUBE and state.turn == e.seat:
         state.apply(k.ROLL)
         actions.append(k.ROLL)

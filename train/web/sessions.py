@@ -333,16 +333,20 @@ class GameSession:
         return data
 
     def mat_record(self) -> str:
-        """The backgammon game in GNU Backgammon's ``.mat`` match format (it imports it);
+        """The backgammon game in GNU Backgammon's ``.mat`` match format (it imports it; a game
+        resigned or forfeited ends with the winner's ``Wins N point(s)``, N the points awarded);
         RequestError for other games and for games not started from the opening."""
         if self.game != "backgammon":
             raise RequestError("the .mat format is for backgammon games")
         from spieltisch.envs.backgammon.records import mat_from_env_moves
 
         names = [f"seat{i}_{spec}" for i, spec in enumerate(self.agent_specs)]
+        lost = None  # the seat that resigned or forfeited (_lose: its result is the lowest)
+        if self.status in ("resigned", "forfeit"):
+            lost = self.result.index(min(self.result))
         try:
             return mat_from_env_moves(self.options, self.seed, self.position, self.moves,
-                                      names=names)  # fmt: skip
+                                      names=names, resigned=lost)  # fmt: skip
         except ValueError as err:
             raise RequestError(f"no .mat record: {err}") from None
 
