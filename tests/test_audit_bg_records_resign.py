@@ -254,7 +254,8 @@ def test_truncated_and_mis_encoded_records():
         parse_mat(text.encode())
     # a byte order mark (eXtreme Gammon writes one) hid the first tag: a game without the cube
     # was read as one with it
-    [record] = parse_mat("\ufeff" + text.replace('; [Player 1 "player_0"]\n', ""))
+    limit = '; [CubeLimit "1"]\n'
+    [record] = parse_mat("\ufeff" + limit + text.replace(limit, ""))
     assert record.cube is False
     assert parse_mat(text.replace("\n", "\r\n")) == parse_mat(text)
 
