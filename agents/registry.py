@@ -178,7 +178,5 @@ def make_agent(
     check_agent_parameters(base, factory, params)
     try:
         return factory(dict(game_options or {}), seed, **params)
-    except TypeError as err:
-        raise ValueError(
-            f"agent {base!r} does not take parameters {sorted(params)}: {err}"
-        ) from err
+    except TypeError as err:  # the names were checked above: a value of the wrong type
+        raise ValueError(f"agent {base!r}: bad parameter values {params}: {err}") from err

@@ -235,3 +235,18 @@ def test_agents_demo_still_prints_boards(capsys: pytest.CaptureFixture) -> None:
     assert main(["play", "kalaha", "--agents", "random", "random"]) == 0
     out = capsys.readouterr().out
     assert "stores:" in out and "game 1 over" in out
+
+
+def test_a_bad_parameter_value_is_not_called_an_unknown_parameter(monkeypatch) -> None:
+    # the factory declares ``depth``; a TypeError from a bad value used to be reported as
+    # "does not take parameters ['depth']"
+    from spieltisch.agents import registry
+
+    def picky(options, seed, depth=1):
+        raise TypeError("depth must be an int")
+
+    factories = registry.agent_factories("kalaha")
+    monkeypatch.setattr(registry, "agent_factories", lambda game: {**factories, "picky": picky})
+    monkeypatch.setattr(registry, "check_agent_name", lambda name, game: "picky")
+    with pytest.raises(ValueError, match=r"agent 'picky': bad parameter values .*depth must be"):
+        registry.make_agent("picky:depth=2", "kalaha")
