@@ -180,3 +180,7 @@ def make_agent(
         return factory(dict(game_options or {}), seed, **params)
     except TypeError as err:  # the names were checked above: a value of the wrong type
         raise ValueError(f"agent {base!r}: bad parameter values {params}: {err}") from err
+    except ValueError as err:  # ("depth must be between 1 and 1000": which agent's depth?)
+        if str(err).startswith(base):  # ("alphabeta: depth, tt_bits and extend must be ...")
+            raise
+        raise ValueError(f"{base}: {err}") from err

@@ -96,6 +96,7 @@ import numba
 import numpy as np
 from spieltisch.agents.backgammon import td_value as tv
 from spieltisch.agents.neural.gumbel_search import (
+    MAX_SIMULATIONS,
     SearchConfig,
     _root_score,
     _sigma_completed_q,
@@ -722,6 +723,8 @@ def check_sims(sims: Any) -> int:
     """``sims`` as a whole number of simulations >= 0, or a ValueError saying what is wrong."""
     if isinstance(sims, bool) or not isinstance(sims, int | np.integer) or sims < 0:
         raise ValueError(f"sims must be a whole number >= 0 (0: the plain 1-ply net), got {sims!r}")
+    if sims > MAX_SIMULATIONS:  # (sims=10**12 asked numpy for 124 TiB)
+        raise ValueError(f"sims must be at most {MAX_SIMULATIONS:,} per move, got {sims!r}")
     return int(sims)
 
 

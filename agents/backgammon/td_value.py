@@ -591,6 +591,10 @@ def outputs_of(params: dict[str, np.ndarray], board: np.ndarray, mover: int) -> 
 # ----------------------------------------------------------------------------------------------
 # Agent
 # ----------------------------------------------------------------------------------------------
+#: the largest ``keep`` and ``reply_keep`` (a roll has far fewer plays: more keeps every one)
+MAX_KEEP = 1_000_000
+
+
 class TDValueAgent(BackgammonPlayAgent):
     """Plays the legal play with the highest afterstate equity (first of equal values).
     ``ply=1``: the net's value of each afterstate; ``ply=2``: averaged over the opponent's 21
@@ -626,6 +630,10 @@ class TDValueAgent(BackgammonPlayAgent):
                 continue
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
                 raise ValueError(f"{name} must be a positive integer, got {n!r}")
+            if n > MAX_KEEP:  # (the compiled lookahead takes int64: keep=10**20 failed in numba)
+                raise ValueError(
+                    f"{name} must be at most {MAX_KEEP:,} (as many keeps every play), got {n!r}"
+                )
             if ply < least:
                 raise ValueError(
                     f"'{name}' filters the candidates of a deeper lookahead: it needs "

@@ -26,6 +26,10 @@ def _score(state: Any, seat: int) -> float:
     return float(coins[seat] - max(others))
 
 
+#: the most ``samples`` a move: a few seconds (``samples=10**12`` would never have moved)
+MAX_SAMPLES = 10_000
+
+
 class HiLoHeuristicAgent(Agent):
     """Expected-coins lookahead over sampled consistent states (see the module docstring)."""
 
@@ -33,6 +37,8 @@ class HiLoHeuristicAgent(Agent):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int | np.integer) or samples < 1:
             raise ValueError(f"samples must be a whole number of at least 1, got {samples!r}")
+        if samples > MAX_SAMPLES:
+            raise ValueError(f"samples must be at most {MAX_SAMPLES:,} per move, got {samples!r}")
         self.samples = int(samples)
         self.name = name
 

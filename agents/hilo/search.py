@@ -68,6 +68,10 @@ from spieltisch.envs.hilo.engine import coins_rewards
 #: coins one unit of the value head is worth in the leaf score (see the module docstring)
 DEFAULT_VALUE_WEIGHT = 0.5
 
+#: the most samples a move (``search=N``): a tenth of ``search=10000``'s 14 GB and 76 s at
+#: the worst move of a game (``search=10**12`` would never have moved)
+MAX_SAMPLES = 1000
+
 
 class HiLoSearchAgent(Agent):
     """Information-set sampling to the end of the own turn, leaves scored by coins plus the
@@ -85,6 +89,10 @@ class HiLoSearchAgent(Agent):
         super().__init__(seed)
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             raise ValueError(f"search samples must be a positive integer, got {samples!r}")
+        if samples > MAX_SAMPLES:
+            raise ValueError(
+                f"search samples must be at most {MAX_SAMPLES:,} per move, got {samples!r}"
+            )
         self.net = net.eval()
         self.num_players = int(game_options.get("num_players", 2))
         # the reward the value head learnt: a record without one was trained on the env's default
@@ -95,6 +103,8 @@ class HiLoSearchAgent(Agent):
             raise ValueError(f"weight must be a number, got {value_weight!r}")
         if not math.isfinite(value_weight):
             raise ValueError(f"weight must be a finite number, got {value_weight!r}")
+        if value_weight < 0:  # (it played for the results its value head rates worst)
+            raise ValueError(f"weight must be at least 0 (0: coins alone), got {value_weight!r}")
         self.value_weight = float(value_weight)
         self.expand = int(expand)
         self.name = f"search{samples}"

@@ -555,6 +555,9 @@ def _move_values(
 
 #: the deepest search asked for (longer than any game; the compiled search takes int64)
 MAX_DEPTH = 1000
+#: the longest ``time`` a move, in seconds: a day (``time=10**12`` searched on for ever, and
+#: ``time=10**15`` overflowed the node budget, an int64, after the first iteration)
+MAX_TIME = 86400.0
 
 
 class MancalaSearchAgent(Agent):
@@ -581,8 +584,11 @@ class MancalaSearchAgent(Agent):
             raise ValueError(
                 "extend counts extra turns, and Hus has none (every move passes the turn)"
             )
-        if time_limit is not None and not 0 < time_limit < np.inf:  # NaN would search forever
-            raise ValueError(f"time must be a positive number of seconds, got {time_limit}")
+        if time_limit is not None and not 0 < time_limit <= MAX_TIME:  # NaN would search forever
+            raise ValueError(
+                f"time must be a positive number of seconds up to {MAX_TIME:g} (a day), "
+                f"got {time_limit}"
+            )
         if tt_bits != 0 and not 4 <= tt_bits <= 28:
             raise ValueError(f"tt_bits must be 0 (no table) or between 4 and 28, got {tt_bits}")
         self.kind = kind
@@ -761,9 +767,9 @@ def _search_factory(kind: int, param_of, greedy: bool):
         whole = {"depth": 4, "tt_bits": 20, "extend": 0}
         values = {key: params.get(key, default) for key, default in whole.items()}
         time_limit = params.get("time")
-        # (int() would read depth=2.5 as 2 and depth=true as 1)
+        # (int() would read depth=2.5 as 2 and depth=true as 1; an empty time= played depth 4)
         if any(isinstance(v, bool) or not isinstance(v, int) for v in values.values()) or not (
-            time_limit is None
+            "time" not in params
             or (isinstance(time_limit, int | float) and not isinstance(time_limit, bool))
         ):
             raise ValueError(

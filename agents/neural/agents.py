@@ -296,6 +296,9 @@ def make_prefixed_agent(
         raise ValueError(
             f"{prefix}: agents take the parameters {sorted(known)}; got {sorted(unknown)}"
         )
+    for key in ("dets", "keep", "reply_keep"):  # (None is their default: dets= played dets=8)
+        if key in params and params[key] is None:
+            raise ValueError(f"{prefix}:{value}: {key}= needs a whole number, e.g. {key}=4")
     if prefix == "pretrained":
         if not value:  # (it loaded the game's default agent, unlike every documented name)
             raise ValueError(f"pretrained: needs the game's name, e.g. pretrained:{game}")
@@ -343,7 +346,7 @@ def make_prefixed_agent(
         if "sims" in params:  # sims=N: agents/backgammon/chance_search.py; sims=0: 1-ply
             from spieltisch.agents.backgammon import chance_search
 
-            sims = chance_search.check_sims(params["sims"])
+            sims = _named(f"{prefix}:{value}", chance_search.check_sims, params["sims"])
             if search:
                 raise ValueError(
                     f"{prefix}:{value}: 'sims' (Gumbel search) and {sorted(search)} (the "
@@ -351,13 +354,15 @@ def make_prefixed_agent(
                     + (" ('bearoff' is an option of the lookahead)" if "bearoff" in search else "")
                 )
         try:
-            agent = td_value.agent_from_checkpoint(ckpt, seed=seed, **search)
+            agent = _named(
+                f"{prefix}:{value}", td_value.agent_from_checkpoint, ckpt, seed=seed, **search
+            )
         except CheckpointError as err:
             raise ValueError(str(err)) from err
         if sims:
             reward = game_options.get("reward", "points")
             agent = chance_search.TDSearchAgent(agent.params, seed, sims, reward=reward)
-        agent.set_cube(**cube)
+        _named(f"{prefix}:{value}", agent.set_cube, **cube)
         agent.name = _agent_label(prefix, value, algo, params, ":")
         return agent
     if {"ply", "keep", "reply_keep", "bearoff", "cube", "cube_life"} & set(params):
@@ -376,7 +381,7 @@ def make_prefixed_agent(
     if "search" in params and game == "hilo":  # hidden cards: information-set sampling
         from spieltisch.agents.hilo.search import hilo_search_agent
 
-        agent = hilo_search_agent(ckpt, params, seed)
+        agent = _named(f"{prefix}:{value}", hilo_search_agent, ckpt, params, seed)
         agent.name = searched_name
         agent.trained_options = ckpt.game_options  # what its value means (analysis)
         return agent
@@ -392,7 +397,9 @@ def make_prefixed_agent(
         from spieltisch.agents.neural.gumbel_search import GumbelSearchAgent, game_outcome
 
         outcome = game_outcome(*ckpt.value_margin)
-        agent = GumbelSearchAgent(
+        agent = _named(
+            f"{prefix}:{value}",
+            GumbelSearchAgent,
             ckpt.policy(),
             game,
             ckpt.game_options,
@@ -408,7 +415,9 @@ def make_prefixed_agent(
     if "search" in params:
         from spieltisch.agents.neural.value_search import ValueSearchAgent
 
-        agent: Agent = ValueSearchAgent(
+        agent: Agent = _named(
+            f"{prefix}:{value}",
+            ValueSearchAgent,
             ckpt.policy(),
             game,
             ckpt.game_options,
@@ -425,6 +434,18 @@ def make_prefixed_agent(
     agent.name = _agent_label(prefix, value, algo, {}, ",")
     agent.trained_options = ckpt.game_options  # what its value means (analysis)
     return agent
+
+
+def _named(label: str, build: Any, *args: Any, **kwargs: Any) -> Any:
+    """``build(*args, **kwargs)``; its ValueError (a parameter's value refused: ``sims must be
+    ...``) told with the agent ``label`` in front, which named no agent (a checkpoint's
+    :class:`CheckpointError` names its file already)."""
+    try:
+        return build(*args, **kwargs)
+    except CheckpointError:
+        raise
+    except ValueError as err:
+        raise ValueError(f"{label}: {err}") from err
 
 
 def _agent_label(

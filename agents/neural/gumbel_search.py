@@ -55,6 +55,11 @@ Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 _LOW_LOGIT = -1.0e9
 
+#: the most simulations a playing agent searches a move (``sims=N``; HiLo: ``sims`` times
+#: ``dets``): about 10 s a Kalaha move on a CPU core; the search's tables grow with it
+#: (``sims=10**12`` asked numpy for 124 TiB)
+MAX_SIMULATIONS = 100_000
+
 
 def considered_visits(max_considered: int, num_simulations: int) -> np.ndarray:
     """Sequential Halving as a sequence: before simulation ``k`` the root visits an action whose
@@ -706,11 +711,20 @@ class GumbelSearchAgent(Agent):
         super().__init__(seed)
         if isinstance(sims, bool) or not isinstance(sims, int) or sims < 0:
             raise ValueError(f"sims must be a whole number >= 0, got {sims!r}")
+        if sims > MAX_SIMULATIONS:
+            raise ValueError(f"sims must be at most {MAX_SIMULATIONS:,} per move, got {sims!r}")
         self.hidden = not perfect_information(game)
         if dets is not None and not self.hidden:
             raise ValueError(f"dets=D is for HiLo (hidden cards), not for {game}")
         if dets is not None and (isinstance(dets, bool) or not isinstance(dets, int) or dets < 1):
             raise ValueError(f"dets must be a whole number >= 1, got {dets!r}")
+        if self.hidden and sims * (self.DEFAULT_DETERMINIZATIONS if dets is None else dets) > (
+            MAX_SIMULATIONS
+        ):  # (each determinization is searched with sims simulations)
+            raise ValueError(
+                f"sims times dets (default {self.DEFAULT_DETERMINIZATIONS}) must be at most "
+                f"{MAX_SIMULATIONS:,} per move, got sims={sims}, dets={dets}"
+            )
         self.sims = sims
         self.net = net.eval()
         self.name = f"gumbel_search:sims={sims}"

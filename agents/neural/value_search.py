@@ -44,6 +44,10 @@ from spieltisch.envs._common.batch import BatchedGame
 #: a hard cap on how far ``max_leaves`` may deepen past ``depth`` (forced lines can be long)
 MAX_EXTRA_PLIES = 24
 
+#: the most positions a ply of the full-width search (``leaves=N``) may hold: about 4 GB and
+#: 40 s a Hus move at the most (``leaves=10**12`` grew plies until memory ran out)
+MAX_LEAVES = 10**7
+
 #: leaves evaluated per network call (bounds the memory of the hidden activations)
 LEAF_CHUNK = 1 << 17
 
@@ -97,6 +101,11 @@ def searched_values(
         games = _positions(game, game_options, boards, players, terminal)
         parent, action = np.nonzero(games.legal_mask)
         deep_enough = len(levels) >= depth
+        if not deep_enough and parent.size > MAX_LEAVES:  # (search=1000,leaves=1: terabytes)
+            raise ValueError(
+                f"search={depth} with leaves: ply {len(levels) + 1} of the full-width search has "
+                f"{parent.size:,} positions, more than {MAX_LEAVES:,}: search fewer plies"
+            )
         if parent.size == 0 or (
             deep_enough and (parent.size > max_leaves or len(levels) >= depth + MAX_EXTRA_PLIES)
         ):
@@ -218,10 +227,18 @@ class ValueSearchAgent(Agent):
         super().__init__(seed)
         if game not in SEARCHABLE_GAMES:
             raise ValueError(f"search is available for {list(SEARCHABLE_GAMES)}, not {game!r}")
+        from spieltisch.agents.mancala.alphabeta import MAX_DEPTH
+
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
             raise ValueError(f"search depth must be a positive integer, got {depth!r}")
+        if depth > MAX_DEPTH:  # (the alpha-beta's "depth must be between ..." named no 'search')
+            raise ValueError(f"search depth must be at most {MAX_DEPTH}, got {depth!r}")
         if not isinstance(max_leaves, int) or isinstance(max_leaves, bool) or max_leaves < 0:
             raise ValueError(f"leaves must be a non-negative integer, got {max_leaves!r}")
+        if max_leaves > MAX_LEAVES:
+            raise ValueError(
+                f"leaves must be at most {MAX_LEAVES:,} (positions a ply), got {max_leaves!r}"
+            )
         if not isinstance(extend, int) or isinstance(extend, bool) or extend < 0:
             raise ValueError(f"extend must be a non-negative integer, got {extend!r}")
         if extend and max_leaves:
