@@ -153,8 +153,9 @@ class PPOConfig(RunConfig):
     torch_threads: int = 1
     """torch.set_num_threads; 1 keeps runs reproducible and leaves cores to the engines"""
     device: str = "cpu"
-    """torch device of the learner: cpu, cuda (an error if none is present) or auto. The games
-    are played on the CPU by a copy of the network refreshed after every update"""
+    """torch device of the learner: cpu, cuda (refused when the config is read if torch finds
+    none) or auto. The games are played on the CPU by a copy of the network refreshed after
+    every update"""
     update_threads: int | None = None
     """torch threads for the PPO update alone (None: torch_threads). The games wait while the
     network learns, so on a 2-core machine 2 here uses the second core (1.26x the steps per
@@ -351,7 +352,8 @@ class AlphaZeroConfig(RunConfig):
     margin_scale: float = 8.0
     """Kalaha: the margin in stones that counts fully (see margin_weight)"""
     device: str = "cpu"
-    """torch device of the network: cpu, cuda (an error if none is present) or auto"""
+    """torch device of the network: cpu, cuda (refused when the config is read if torch finds
+    none) or auto"""
 
     # --- the starting weights ---
     init_checkpoint: str | None = None
@@ -698,13 +700,29 @@ def _check_eval_opponents(cfg: PPOConfig | AlphaZeroConfig, source: str) -> None
         )
 
 
+def _check_device(cfg: PPOConfig | AlphaZeroConfig, source: str) -> None:
+    """'device' is cpu, cuda or auto, and cuda only where torch finds a CUDA device (the
+    trainers refused it only once they started, after the set-up work)."""
+    if cfg.device not in ("cpu", "cuda", "auto"):
+        raise ConfigError(f"{source}: key 'device' must be cpu, cuda or auto, got {cfg.device!r}")
+    if cfg.device == "cuda":
+        try:
+            import torch
+        except ImportError:  # the trainers say torch is missing
+            return
+        if not torch.cuda.is_available():
+            raise ConfigError(
+                f"{source}: key 'device': cuda was asked for, but torch finds no CUDA device "
+                "(use cpu, or auto: CUDA where there is one)"
+            )
+
+
 def _check_ppo_ranges(cfg: PPOConfig, source: str) -> None:
     positive = ("total_steps", "num_games", "max_turns", "update_epochs", "num_minibatches")
     _check_at_least_one(cfg, (*positive, "pool_interval", "pool_size", "torch_threads"), source)
     if cfg.update_threads is not None and cfg.update_threads < 1:
         raise ConfigError(f"{source}: key 'update_threads' must be at least 1 (or null)")
-    if cfg.device not in ("cpu", "cuda", "auto"):
-        raise ConfigError(f"{source}: key 'device' must be cpu, cuda or auto, got {cfg.device!r}")
+    _check_device(cfg, source)
     for key in ("pool_prob", "gamma", "gae_lambda"):
         if not 0.0 <= getattr(cfg, key) <= 1.0:
             raise ConfigError(f"{source}: key {key!r} must be in [0, 1], got {getattr(cfg, key)}")
@@ -803,8 +821,7 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
             f"{source}: key 'game': algorithm alphazero supports kalaha, hus, hilo and "
             f"backgammon, got {cfg.game!r}"
         )
-    if cfg.device not in ("cpu", "cuda", "auto"):
-        raise ConfigError(f"{source}: key 'device' must be cpu, cuda or auto, got {cfg.device!r}")
+    _check_device(cfg, source)
     if cfg.temperature <= 0:
         raise ConfigError(f"{source}: key 'temperature' must be positive, got {cfg.temperature}")
     if cfg.policy_weight < 0:

@@ -91,7 +91,12 @@ DEFAULT_NEAR_BITS = 20
 #: without, 1.23 M to depth 12, 2.64 M to depth 24
 AUTO_ID_DEPTH = 24
 AUTO_ID_MARGIN = 30
+#: the search's stack, in moves: a line of play longer than this raises :class:`SolveTooDeep`.
+#: Reached only with very many stones: Kalah(30,1000) within its first nodes, while in their
+#: first 200,000 nodes Kalah(30,100) went 477 moves deep and Kalah(6,200) 237
 MAX_PLY = 1024
+#: what the kernels raise when a line is longer than MAX_PLY (turned into SolveTooDeep)
+_TOO_DEEP = "Kalaha search: position too deep for the stack"
 UNLIMITED = 1 << 40  # search depth meaning "to the end of the game"
 _TRUE = 255  # depth code of table entries holding true (not horizon-dependent) bounds
 _OFF = 1 << 30  # bounds are stored offset by this, 31 bits each
@@ -532,7 +537,7 @@ def _search(
                     fr[ply, _NODES] = stats[0]
                     fr[ply, _TTMOVE] = ttmove
                     if ply + 1 >= boards.shape[0]:
-                        raise RuntimeError("Kalaha search: position too deep for the stack")
+                        raise RuntimeError(_TOO_DEEP)
                     # The table's move first, alone: most nodes are cut by it, so the other
                     # children need not even be generated.
                     best = -(1 << 40)
@@ -926,6 +931,22 @@ class SolveKeyboardInterrupt(_Stopped, KeyboardInterrupt):
     SolveKeyboardInterrupt)``."""
 
 
+class SolveTooDeep(RuntimeError):
+    """A line of play from the position is longer than the search's stack of :data:`MAX_PLY`
+    moves (only with many stones in the pits; such positions are far beyond solving anyway).
+    ``stones``: those in the position's pits. The solver stays usable."""
+
+    def __init__(self, stones: int) -> None:
+        self.stones = stones
+        super().__init__(
+            f"the solver searches lines of at most {MAX_PLY} moves, and this position (with "
+            f"{stones} stones in the pits) has longer ones: solve a position with fewer stones"
+        )
+
+    def __reduce__(self) -> tuple:  # picklable (arena worker processes)
+        return type(self), (self.stones,)
+
+
 def _seconds(name: str, x: float | None) -> float | None:
     """``x`` checked as a positive finite number of seconds (None passes)."""
     if x is None:
@@ -953,6 +974,12 @@ def _wait(done: threading.Event) -> None:
 
 #: bytes of a transposition-table row (four int64: one two-entry bucket, one cache line)
 TABLE_ROW_BYTES = 32
+
+
+def _raise_if_too_deep(err: BaseException, stones: int) -> None:
+    """:class:`SolveTooDeep` in place of ``err``, a kernel's, when it is the stack's overflow."""
+    if isinstance(err, RuntimeError) and str(err) == _TOO_DEEP:
+        raise SolveTooDeep(stones) from None
 
 
 def near_region_rows(tt_bits: int, near_bits: int, near_margin: int) -> int:
@@ -1193,7 +1220,11 @@ class KalahaSolver:
         if self.progress is None and time_limit is None and n <= self.db_stones + _INLINE_MARGIN:
             with self._kernel:
                 self._arm(max_nodes)
-                w, lo, hi, _, stopped = _solve(*args)
+                try:
+                    w, lo, hi, _, stopped = _solve(*args)
+                except RuntimeError as err:
+                    _raise_if_too_deep(err, n)
+                    raise
         else:
             interval = progress_interval or self.progress_interval
             report = _Reporter(self, t0, nodes0, n, diff, mode, interval)
@@ -1248,6 +1279,7 @@ class KalahaSolver:
                 raise
             _wait(done)
             if isinstance(box[0], BaseException):
+                _raise_if_too_deep(box[0], n)
                 raise box[0]
             w, lo, hi, _, stopped = box[0]
             if reason == "keyboard interrupt":

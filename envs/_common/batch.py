@@ -53,6 +53,49 @@ def check_game_index(g: Any, num_games: int) -> int:
     return int(g)
 
 
+def check_set_state(
+    state: Any,
+    state_type: type,
+    game: Any,
+    boards: np.ndarray | None = None,
+    ended: Callable[[np.ndarray, int], Any] | None = None,
+) -> None:
+    """What :meth:`BatchedGame.set_state` checks before it writes anything: ``state`` is a
+    ``state_type`` (else TypeError) of the batch's ``game`` (else ValueError). For a pit game
+    (Kalaha, Hus), given the batch's ``boards`` (one row a game), also a ValueError unless the
+    state's board has a row's shape and holds whole, non-negative counts of at most
+    ``game.total_stones`` in all (as the env reads a position), the player to move is 0 or 1,
+    and the state is over exactly when ``ended(board, player)`` says so."""
+    if not isinstance(state, state_type):
+        raise TypeError(f"state must be a {state_type.__name__}, got {type(state).__name__}")
+    if state.game != game:
+        raise ValueError(f"state is of {state.game}, the batch plays {game}")
+    if boards is None:
+        return
+    cells = state.board
+    shape = boards.shape[1:]
+    if not isinstance(cells, np.ndarray) or cells.shape != shape:
+        got = cells.shape if isinstance(cells, np.ndarray) else type(cells).__name__
+        raise ValueError(f"state's board must be an array of shape {shape} for {game}, got {got}")
+    if not np.issubdtype(cells.dtype, np.integer):
+        raise ValueError(f"state's board must hold whole numbers, got dtype {cells.dtype}")
+    if (cells < 0).any():
+        raise ValueError(f"state's board has a negative count: {cells.tolist()}")
+    total = int(cells.sum(dtype=np.int64))
+    if total > game.total_stones:
+        raise ValueError(f"state holds {total} stones, more than the {game.total_stones} of {game}")
+    player = state.current_player
+    if not isinstance(player, int | np.integer) or isinstance(player, bool) or player not in (0, 1):
+        raise ValueError(f"state's player to move must be 0 or 1, got {player!r}")
+    over = bool(ended(cells, int(player)))
+    if state.is_terminal() != over:
+        marked, board_says = ("", "not ") if not over else ("not ", "")
+        raise ValueError(
+            f"state is marked {marked}over, but its board {cells.tolist()} with seat {player} "
+            f"to move is {board_says}a finished game"
+        )
+
+
 def check_batch_actions(
     actions: object, legal_mask: np.ndarray, terminal: np.ndarray
 ) -> np.ndarray:

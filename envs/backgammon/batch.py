@@ -34,6 +34,7 @@ from spieltisch.envs._common.batch import (
     check_game_index,
     check_int_seed,
     check_num_games,
+    check_set_state,
     games_flags,
     load_arrays,
     move_budget,
@@ -47,6 +48,7 @@ from spieltisch.envs._common.errors import ActionTypeError, IllegalActionError
 from spieltisch.envs._common.options import pick_options
 from spieltisch.envs.backgammon import rules as k
 from spieltisch.envs.backgammon.engine import REWARD_MODES, BackgammonGame, BackgammonState
+from spieltisch.envs.backgammon.notation import check_board
 
 ROLL_RANGE = 180  # the chance kernels take uniform numbers 0..179 (see rules.dice_of)
 #: the env's options that do not concern a batch (truncation, rendering, error handling)
@@ -520,10 +522,14 @@ class BackgammonBatch:
 
     def set_state(self, g: int, state: BackgammonState) -> None:
         """Overwrite game ``g`` with ``state`` (same game parameters). A state at a chance node
-        gets its dice rolled from the batch's generator."""
+        gets its dice rolled from the batch's generator. A state of another type or game, or
+        whose board is no backgammon position (15 checkers a side, as a position's text is
+        checked), is refused, the batch unchanged."""
         g = check_game_index(g, self.num_games)
-        if state.game != self.game:
-            raise ValueError(f"state is of {state.game}, the batch plays {self.game}")
+        check_set_state(state, BackgammonState, self.game)
+        if not isinstance(state.s, np.ndarray) or state.s.shape != self.states.shape[1:]:
+            raise ValueError(f"state's vector must have shape {self.states.shape[1:]}")
+        check_board(state.s[: k.BOARD_SIZE])
         self.states[g] = state.s
         self.terminal[g] = state.is_terminal()
         self._plays = None

@@ -21,6 +21,7 @@ from spieltisch.envs._common.batch import (
     check_game_index,
     check_int_seed,
     check_num_games,
+    check_set_state,
     games_flags,
     load_arrays,
     move_budget,
@@ -280,10 +281,10 @@ class HiLoBatch:
         return HiLoState(self.game, self.states[g].copy(), self.rngs[g].copy(), int(self.packed[g]))
 
     def set_state(self, g: int, state: HiLoState) -> None:
-        """Overwrite game ``g`` with ``state`` (same game parameters)."""
+        """Overwrite game ``g`` with ``state`` (same game parameters; another type or game is
+        refused, the batch unchanged)."""
         g = check_game_index(g, self.num_games)
-        if state.game != self.game:
-            raise ValueError(f"state belongs to {state.game!r}, the batch to {self.game!r}")
+        check_set_state(state, HiLoState, self.game)
         self.states[g] = state.s
         self.rngs[g] = state.rng
         self.packed[g] = state._packed

@@ -19,6 +19,7 @@ from spieltisch.envs._common.batch import (
     check_batch_seed,
     check_game_index,
     check_num_games,
+    check_set_state,
     next_uniform,
     pick_from_bits,
     store_move,
@@ -125,6 +126,12 @@ def _returns_all(boards, players, terminal, out):
             out[g, 1] = -r
 
 
+def _no_legal_move(board: np.ndarray, player: int) -> bool:
+    """Whether a Hus game is over on ``board``: the mover has no legal move (as
+    :class:`HusState` reads it)."""
+    return not legal_bits(board, player)
+
+
 class HusBatch(ArrayStateBatch):
     """``num_games`` Hus games in arrays: ``boards`` (N, 32, ring order as in the engine),
     ``current_player`` (N,), ``terminal`` (N,), ``legal_mask`` (N, 16) and ``last_move``
@@ -194,12 +201,11 @@ class HusBatch(ArrayStateBatch):
         return HusState(self.game, self.boards[g].copy(), int(self.current_player[g]))
 
     def set_state(self, g: int, state: HusState) -> None:
-        """Overwrite game ``g`` with ``state`` (same game parameters)."""
+        """Overwrite game ``g`` with ``state`` (same game parameters). A state the batch could
+        not play (see :func:`~spieltisch.envs._common.batch.check_set_state`) is refused with a
+        ValueError, the batch unchanged."""
         g = check_game_index(g, self.num_games)
-        if not isinstance(state, HusState):
-            raise TypeError(f"state must be a HusState, got {type(state).__name__}")
-        if state.game != self.game:
-            raise ValueError(f"state is of {state.game}, the batch plays {self.game}")
+        check_set_state(state, HusState, self.game, self.boards, _no_legal_move)
         self.boards[g] = state.board
         self.current_player[g] = state.current_player
         self.terminal[g] = state.is_terminal()

@@ -19,6 +19,7 @@ from spieltisch.envs._common.batch import (
     check_batch_seed,
     check_game_index,
     check_num_games,
+    check_set_state,
     next_uniform,
     pick_from_bits,
     store_move,
@@ -103,6 +104,12 @@ def _returns_all(boards, players, terminal, out):
             out[g, 1] = -r
 
 
+def _one_side_empty(board: np.ndarray, player: int) -> bool:
+    """Whether a Kalaha game is over on ``board``: one side's pits are empty (as
+    :class:`KalahaState` reads it)."""
+    return not legal_bits(board, 0) or not legal_bits(board, 1)
+
+
 class KalahaBatch(ArrayStateBatch):
     """``num_games`` Kalaha games in arrays: ``boards`` (N, 2*pits+2), ``current_player`` (N,),
     ``terminal`` (N,) and ``legal_mask`` (N, pits), all updated in place by :meth:`step`.
@@ -181,12 +188,11 @@ class KalahaBatch(ArrayStateBatch):
         )
 
     def set_state(self, g: int, state: KalahaState) -> None:
-        """Overwrite game ``g`` with ``state`` (same game parameters)."""
+        """Overwrite game ``g`` with ``state`` (same game parameters). A state the batch could
+        not play (see :func:`~spieltisch.envs._common.batch.check_set_state`) is refused with a
+        ValueError, the batch unchanged."""
         g = check_game_index(g, self.num_games)
-        if not isinstance(state, KalahaState):
-            raise TypeError(f"state must be a KalahaState, got {type(state).__name__}")
-        if state.game.pits != self.game.pits:
-            raise ValueError(f"state has {state.game.pits} pits, the batch {self.game.pits}")
+        check_set_state(state, KalahaState, self.game, self.boards, _one_side_empty)
         self.boards[g] = state.board
         self.current_player[g] = state.current_player
         self.terminal[g] = state.is_terminal()

@@ -18,6 +18,7 @@ import errno
 import json
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from spieltisch.agents.kalaha.solver import (
     KalahaSolver,
     SolveInterrupted,
     SolveKeyboardInterrupt,
+    SolveTooDeep,
     default_db_stones,
 )
 from spieltisch.envs._common.errors import PositionFormatError
@@ -62,7 +64,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "32 * 2**TT_BITS bytes. Techniques and measured times: docs/solver.md. Progress "
             "lines (stderr) every --progress-interval seconds: nodes, nodes per second, the "
             "running MTD(f) pass and the bounds proven so far. Exit codes: 0 solved; 2 bad "
-            "arguments; 3 stopped by --time-limit or --max-nodes; 130 stopped by Ctrl-C. A "
+            "arguments (also a position whose lines of play are longer than the solver searches, "
+            "1024 moves: only with many stones, e.g. Kalah(30,1000)); 3 stopped by --time-limit "
+            "or --max-nodes; 130 stopped by Ctrl-C. A "
             "stopped solve prints the bounds of the value proven by then (with --json: "
             '"finished": false, "lower_bound", "upper_bound").'
         ),
@@ -87,7 +91,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="endgame database: all positions with at most this many stones in the pits, built "
         "once and cached (default: by size, 20 for 6 pits, about a minute to build on 2 cores; "
         "every 2 stones more about halve the search of Kalah(6,4): 26 stones take 2.5 GiB and "
-        "about 20 minutes per rule set to build, see docs/solver.md)",
+        "about 20 minutes per rule set to build, see docs/solver.md); at most the game's "
+        "stones, 2*PITS*SEEDS (or the --position's stones in the pits, when more): more are "
+        "refused, as they are never used",
     )
     p.add_argument(
         "--cache-dir",
@@ -106,7 +112,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument(
         "--id-depth",
-        type=int,
+        type=non_negative_int,
         default=None,
         help="iterative deepening (depth-limited MTD(f)) up to this depth first; 0: none "
         "(default: 24 for positions with more than the database's stones + 30 in the pits, "
@@ -236,6 +242,32 @@ def _check_cache_dir(path: str | os.PathLike) -> None:
         ) from None
 
 
+def _check_db_stones(db_stones: int | None, game: KalahaGame, state: KalahaState | None) -> None:
+    """ValueError for a --db-stones above every stone count the solve can meet: the game's
+    stones (the --position's in its pits, when more). Refused, not lowered: the database files
+    serve every board of these pits and rules, and a larger number is more likely a slip (of
+    --db-stones or of --seeds) than a wish for levels that are never used."""
+    in_pits = 0 if state is None else _stones_in_pits(state)
+    most = max(game.total_stones, in_pits)
+    if db_stones is not None and db_stones > most:
+        where = f"Kalah({game.pits},{game.seeds}) has {game.total_stones} stones"
+        if state is not None:
+            where += f" and the position {in_pits} in its pits"
+        raise ValueError(
+            f"--db-stones {db_stones} is more than any position of this solve holds ({where}): "
+            f"the database's levels above {most} would never be used; give at most {most}"
+        )
+
+
+#: the solver's parameters, as the options that set them
+_OPTIONS = {"tt_bits": "--tt-bits", "db_stones": "--db-stones", "id_max_depth": "--id-depth"}
+
+
+def _option_words(err: Exception) -> str:
+    """A solver's message with its parameters named as the options the user typed."""
+    return re.sub(r"\b(tt_bits|db_stones|id_max_depth)\b", lambda m: _OPTIONS[m[1]], str(err))
+
+
 #: the --accuracy options' defaults (the parser's are None, to tell a given option apart)
 ACCURACY_DEFAULTS = {"games": 10, "opponents": ["random"], "seed": 0, "opening_plies": 0}
 
@@ -276,6 +308,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         game = KalahaGame(args.pits, args.seeds, args.rules)
         state = game.state_from_text(args.position) if args.position else None
+        _check_db_stones(args.db_stones, game, state)
         if args.accuracy:  # before the database is built (a minute or more)
             _check_agents([args.accuracy, *args.opponents], game)
         if not args.no_cache:
@@ -298,7 +331,7 @@ def run(args: argparse.Namespace) -> int:
             progress_interval=args.progress_interval,
         )
     except ValueError as err:
-        print(f"spieltisch solve: {err}", file=sys.stderr)
+        print(f"spieltisch solve: {_option_words(err)}", file=sys.stderr)
         return 2
     except (MemoryError, OSError) as err:  # within the machine's memory, not within what is free
         if isinstance(err, OSError) and err.errno != errno.ENOMEM:
@@ -329,7 +362,7 @@ def run(args: argparse.Namespace) -> int:
                 max_stones=args.max_stones,
                 opening_plies=args.opening_plies,
             )
-        except ValueError as err:
+        except (ValueError, SolveTooDeep) as err:
             print(f"spieltisch solve: {err}", file=sys.stderr)
             return 2
         if args.json:
@@ -351,6 +384,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except (SolveInterrupted, SolveKeyboardInterrupt) as stop:
         return _stopped(args, solver, state, stop, time.process_time() - cpu0)
+    except SolveTooDeep as err:
+        print(f"spieltisch solve: {err}", file=sys.stderr)
+        return 2
     cpu = time.process_time() - cpu0
     if args.json:
         out = {
