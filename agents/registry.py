@@ -177,10 +177,26 @@ def make_agent(
         return factory(dict(game_options or {}), seed)
     check_agent_parameters(base, factory, params)
     try:
-        return factory(dict(game_options or {}), seed, **params)
+        return build_named(base, factory, dict(game_options or {}), seed, **params)
     except TypeError as err:  # the names were checked above: a value of the wrong type
         raise ValueError(f"agent {base!r}: bad parameter values {params}: {err}") from err
-    except ValueError as err:  # ("depth must be between 1 and 1000": which agent's depth?)
-        if str(err).startswith(base):  # ("alphabeta: depth, tt_bits and extend must be ...")
+
+
+def build_named(
+    label: str,
+    build: Callable[..., Any],
+    *args: Any,
+    named_already: tuple[type[ValueError], ...] = (),
+    **kwargs: Any,
+) -> Any:
+    """``build(*args, **kwargs)``, its ValueError (a parameter's value refused: "depth must be
+    between 1 and 1000", but which agent's depth?) told with the agent ``label`` in front,
+    unless the message starts with it already or the error is one of ``named_already`` (errors
+    that name their source, as a checkpoint's names its file). (Not ``keep``: that is a
+    backgammon agent's parameter, passed on in ``kwargs``.)"""
+    try:
+        return build(*args, **kwargs)
+    except ValueError as err:
+        if isinstance(err, named_already) or str(err).startswith(label):
             raise
-        raise ValueError(f"{base}: {err}") from err
+        raise ValueError(f"{label}: {err}") from err

@@ -70,7 +70,7 @@ DEFAULT_VALUE_WEIGHT = 0.5
 
 #: the most samples a move (``search=N``): a tenth of ``search=10000``'s 14 GB and 76 s at
 #: the worst move of a game (``search=10**12`` would never have moved)
-MAX_SAMPLES = 1000
+MAX_SEARCH_SAMPLES = 1000
 
 
 class HiLoSearchAgent(Agent):
@@ -89,9 +89,9 @@ class HiLoSearchAgent(Agent):
         super().__init__(seed)
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             raise ValueError(f"search samples must be a positive integer, got {samples!r}")
-        if samples > MAX_SAMPLES:
+        if samples > MAX_SEARCH_SAMPLES:
             raise ValueError(
-                f"search samples must be at most {MAX_SAMPLES:,} per move, got {samples!r}"
+                f"search samples must be at most {MAX_SEARCH_SAMPLES:,} per move, got {samples!r}"
             )
         self.net = net.eval()
         self.num_players = int(game_options.get("num_players", 2))

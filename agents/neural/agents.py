@@ -22,6 +22,7 @@ search with the dice as chance nodes, :mod:`spieltisch.agents.backgammon.chance_
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 from spieltisch.agents.base import Agent
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from spieltisch.agents.registry import build_named
 from spieltisch.envs import options_with_defaults
 
 PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
@@ -436,16 +438,9 @@ def make_prefixed_agent(
     return agent
 
 
-def _named(label: str, build: Any, *args: Any, **kwargs: Any) -> Any:
-    """``build(*args, **kwargs)``; its ValueError (a parameter's value refused: ``sims must be
-    ...``) told with the agent ``label`` in front, which named no agent (a checkpoint's
-    :class:`CheckpointError` names its file already)."""
-    try:
-        return build(*args, **kwargs)
-    except CheckpointError:
-        raise
-    except ValueError as err:
-        raise ValueError(f"{label}: {err}") from err
+#: build(...) with a parameter's ValueError told with the agent in front (a checkpoint's error
+#: names its file already)
+_named = functools.partial(build_named, named_already=(CheckpointError,))
 
 
 def _agent_label(

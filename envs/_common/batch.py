@@ -53,6 +53,12 @@ def check_game_index(g: Any, num_games: int) -> int:
     return int(g)
 
 
+def _short(game: Any, most: int = 100) -> str:
+    """``repr(game)`` cut to ``most`` characters (a HiLo game's repr lists its 69-card deck)."""
+    text = repr(game)
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
 def check_set_state(
     state: Any,
     state_type: type,
@@ -69,7 +75,7 @@ def check_set_state(
     if not isinstance(state, state_type):
         raise TypeError(f"state must be a {state_type.__name__}, got {type(state).__name__}")
     if state.game != game:
-        raise ValueError(f"state is of {state.game}, the batch plays {game}")
+        raise ValueError(f"state belongs to {_short(state.game)}, the batch plays {_short(game)}")
     if boards is None:
         return
     cells = state.board
