@@ -31,6 +31,7 @@ from spieltisch.envs.kalaha.rules import (
     final_result,
     legal_bits,
     observe,
+    one_side_empty,
     sow,
     unpack_move,
 )
@@ -102,12 +103,6 @@ def _returns_all(boards, players, terminal, out):
             r = final_result(boards[g], players[g], 0)
             out[g, 0] = r
             out[g, 1] = -r
-
-
-def _one_side_empty(board: np.ndarray, player: int) -> bool:
-    """Whether a Kalaha game is over on ``board``: one side's pits are empty (as
-    :class:`KalahaState` reads it)."""
-    return not legal_bits(board, 0) or not legal_bits(board, 1)
 
 
 class KalahaBatch(ArrayStateBatch):
@@ -192,7 +187,9 @@ class KalahaBatch(ArrayStateBatch):
         not play (see :func:`~spieltisch.envs._common.batch.check_set_state`) is refused with a
         ValueError, the batch unchanged."""
         g = check_game_index(g, self.num_games)
-        check_set_state(state, KalahaState, self.game, self.boards, _one_side_empty)
+        check_set_state(
+            state, KalahaState, self.game, self.boards, lambda board, _mover: one_side_empty(board)
+        )
         self.boards[g] = state.board
         self.current_player[g] = state.current_player
         self.terminal[g] = state.is_terminal()

@@ -33,6 +33,7 @@ from spieltisch.envs.kalaha.rules import (
     TERMINAL_BIT,
     final_result,
     legal_bits,
+    one_side_empty,
     sow,
 )
 
@@ -155,7 +156,7 @@ class KalahaState(EngineState):
         self.move_number = move_number
         bits = legal_bits(board, current_player)
         if terminal is None:
-            terminal = not legal_bits(board, 0) or not legal_bits(board, 1)
+            terminal = one_side_empty(board)
         self._bits = TERMINAL_BIT if terminal else bits << MASK_SHIFT
 
     # --- queries -------------------------------------------------------------------------------

@@ -105,6 +105,12 @@ def legal_bits(board: np.ndarray, player: int) -> int:
     return mask
 
 
+def one_side_empty(board: np.ndarray) -> bool:
+    """Whether a Kalaha game is over on ``board``: one side's pits are all empty (as
+    :func:`sow` finds after a move, before its sweep)."""
+    return not legal_bits(board, 0) or not legal_bits(board, 1)
+
+
 @numba.njit(cache=True, nogil=True)
 def store_difference(board: np.ndarray, player: int) -> int:
     """Stones in ``player``'s store minus the opponent's (the final margin once it is over)."""
