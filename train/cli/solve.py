@@ -265,7 +265,7 @@ _OPTIONS = {"tt_bits": "--tt-bits", "db_stones": "--db-stones", "id_max_depth": 
 
 def _option_words(err: Exception) -> str:
     """A solver's message with its parameters named as the options the user typed."""
-    return re.sub(r"\b(tt_bits|db_stones|id_max_depth)\b", lambda m: _OPTIONS[m[1]], str(err))
+    return re.sub(rf"\b({'|'.join(_OPTIONS)})\b", lambda m: _OPTIONS[m[1]], str(err))
 
 
 #: the --accuracy options' defaults (the parser's are None, to tell a given option apart)
