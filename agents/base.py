@@ -30,9 +30,11 @@ with randomness are reproducible. Agents never receive hidden information.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from spieltisch.envs._common.options import parse_key_value
 
 
 class Agent:
@@ -53,6 +55,47 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+def parse_agent_name(spec: str, label: str | None = None) -> tuple[str, dict[str, Any]]:
+    """``"alphabeta:depth=6,tt_bits=18"`` -> ``("alphabeta", {"depth": 6, "tt_bits": 18})``;
+    errors name the agent ``label`` (default ``spec``)."""
+    name, sep, rest = spec.partition(":")
+    params: dict[str, Any] = {}
+    if sep:
+        what = f"the parameters of agent {label or spec!r}"
+        for pair in rest.split(","):
+            key, value = parse_key_value(pair, what)
+            if not key.isidentifier():  # they become keyword arguments
+                raise ValueError(f"{what} are named like Python identifiers, got {key!r}")
+            if key in params:  # (the last one was kept)
+                raise ValueError(f"{what} give {key!r} twice")
+            if key == "seed":
+                raise ValueError(f"{what}: an agent's seed comes from the arena (its --seed)")
+            params[key] = value
+    if not name:
+        raise ValueError(f"empty agent name in {spec!r}")
+    return name, params
+
+
+def build_named(
+    label: str,
+    build: Callable[..., Any],
+    *args: Any,
+    named_already: tuple[type[ValueError], ...] = (),
+    **kwargs: Any,
+) -> Any:
+    """``build(*args, **kwargs)``, its ValueError (a parameter's value refused: "depth must be
+    between 1 and 1000", but which agent's depth?) told with the agent ``label`` in front,
+    unless the message starts with it already or the error is one of ``named_already`` (errors
+    that name their source, as a checkpoint's names its file). (Not ``keep``: that is a
+    backgammon agent's parameter, passed on in ``kwargs``.)"""
+    try:
+        return build(*args, **kwargs)
+    except ValueError as err:
+        if isinstance(err, named_already) or str(err).startswith(label):
+            raise
+        raise ValueError(f"{label}: {err}") from err
 
 
 def legal_actions_of(observation: dict[str, np.ndarray]) -> np.ndarray:

@@ -26,9 +26,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from spieltisch.agents.base import Agent, RandomAgent
+from spieltisch.agents.base import Agent, RandomAgent, build_named, parse_agent_name
 from spieltisch.envs import GAMES, check_options
-from spieltisch.envs._common.options import parse_key_value
 
 AgentFactory = Callable[[dict[str, Any], int | None], Agent]
 
@@ -78,27 +77,6 @@ def human_view_options(game: str, seat: int) -> dict[str, Any]:
     table's ``HUMAN_VIEW_OPTION`` set to the seat (hidden-information games), else none."""
     option = getattr(_table(game), "HUMAN_VIEW_OPTION", None)
     return {option: seat} if option else {}
-
-
-def parse_agent_name(spec: str, label: str | None = None) -> tuple[str, dict[str, Any]]:
-    """``"alphabeta:depth=6,tt_bits=18"`` -> ``("alphabeta", {"depth": 6, "tt_bits": 18})``;
-    errors name the agent ``label`` (default ``spec``)."""
-    name, sep, rest = spec.partition(":")
-    params: dict[str, Any] = {}
-    if sep:
-        what = f"the parameters of agent {label or spec!r}"
-        for pair in rest.split(","):
-            key, value = parse_key_value(pair, what)
-            if not key.isidentifier():  # they become keyword arguments
-                raise ValueError(f"{what} are named like Python identifiers, got {key!r}")
-            if key in params:  # (the last one was kept)
-                raise ValueError(f"{what} give {key!r} twice")
-            if key == "seed":
-                raise ValueError(f"{what}: an agent's seed comes from the arena (its --seed)")
-            params[key] = value
-    if not name:
-        raise ValueError(f"empty agent name in {spec!r}")
-    return name, params
 
 
 def agent_names(game: str) -> list[str]:
@@ -180,23 +158,3 @@ def make_agent(
         return build_named(base, factory, dict(game_options or {}), seed, **params)
     except TypeError as err:  # the names were checked above: a value of the wrong type
         raise ValueError(f"agent {base!r}: bad parameter values {params}: {err}") from err
-
-
-def build_named(
-    label: str,
-    build: Callable[..., Any],
-    *args: Any,
-    named_already: tuple[type[ValueError], ...] = (),
-    **kwargs: Any,
-) -> Any:
-    """``build(*args, **kwargs)``, its ValueError (a parameter's value refused: "depth must be
-    between 1 and 1000", but which agent's depth?) told with the agent ``label`` in front,
-    unless the message starts with it already or the error is one of ``named_already`` (errors
-    that name their source, as a checkpoint's names its file). (Not ``keep``: that is a
-    backgammon agent's parameter, passed on in ``kwargs``.)"""
-    try:
-        return build(*args, **kwargs)
-    except ValueError as err:
-        if isinstance(err, named_already) or str(err).startswith(label):
-            raise
-        raise ValueError(f"{label}: {err}") from err

@@ -262,6 +262,18 @@ def test_text_and_diagram_round_trip_on_random_positions():
         assert GOKI.state_from_text(str(state)) == state
 
 
+def test_diagram_keeps_pits_apart_with_a_thousand_stones():
+    big = KalahaGame(pits=3, seeds=1000)
+    state = big.state_from_text("1000,0,1999/1 1000,1000,1000/0 1")
+    assert str(state).splitlines() == [
+        "seat 1:    1000 1000 1000",
+        "stores:   0                 1",
+        "seat 0:    1000    0 1999",
+        "seat 1 to move",
+    ]  # (they ran together: "   100010001000")
+    assert big.state_from_text(str(state)) == state
+
+
 def test_clone_copy_and_pickle_are_independent_and_equal():
     state = GOKI.new_initial_state()
     state.apply(2)

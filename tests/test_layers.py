@@ -141,3 +141,21 @@ def late():
     } <= found
     assert not any("docstring" in name for name in found)
     assert all(not name.startswith(".") for name in found)
+
+
+def test_the_modules_the_agent_registry_loads_do_not_import_it_back():
+    """The registry loads the modules behind prefixed names (``pretrained:``, ``checkpoint:``)
+    by name; were they to import the registry, the two would import each other (the network
+    agents did, for the name parser and the parameter-error wrapper, now in agents/base.py)."""
+    from spieltisch.agents.registry import PREFIX_AGENT_MODULES
+
+    registry = "spieltisch.agents.registry"
+    found = []
+    for module in sorted(set(PREFIX_AGENT_MODULES.values())):
+        path = ROOT / Path(*module.split(".")[1:]).with_suffix(".py")
+        found += [
+            f"{path.relative_to(ROOT)}:{line}: imports {name}"
+            for line, name in imported_modules(path.read_text(), module, False)
+            if _within(name, registry)
+        ]
+    assert not found, "\n".join(found)

@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from spieltisch.agents.base import Agent
+from spieltisch.agents.base import Agent, build_named, parse_agent_name
 from spieltisch.agents.neural.checkpoint import Checkpoint, CheckpointError, load_checkpoint
-from spieltisch.agents.registry import build_named
 from spieltisch.envs import options_with_defaults
 
 PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
@@ -159,8 +158,6 @@ def split_parameters(prefix: str, value: str) -> tuple[str, dict[str, Any]]:
     parameters in the order written. The groups may be split by colons as well as commas
     (``backgammon:algo=td_long:ply=2`` is ``backgammon:algo=td_long,ply=2``); a parameter
     given twice is an error."""
-    from spieltisch.agents.registry import parse_agent_name
-
     groups = []
     head, sep, tail = value.rpartition(":")
     while sep and "=" in tail:

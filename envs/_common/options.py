@@ -1,7 +1,7 @@
 """``KEY=VALUE`` options, the one parser for everything written that way.
 
 Game options (``spieltisch play kalaha -o pits=4``, :func:`add_option_argument`), agent
-parameters (``alphabeta:depth=6``, :func:`spieltisch.agents.registry.parse_agent_name`) and
+parameters (``alphabeta:depth=6``, :func:`spieltisch.agents.base.parse_agent_name`) and
 config overrides (``spieltisch train ... --set lr=1e-3``, :mod:`spieltisch.train.config`) all
 read their items with :func:`parse_key_value`. A value is read as YAML: ``6`` is an int, ``0.5``
 a float, ``true`` a bool, ``[64, 64]`` a list, anything else a string.

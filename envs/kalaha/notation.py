@@ -81,9 +81,11 @@ def render_text(state: KalahaState) -> str:
     """
     pits = state.game.pits
     b = state.board
-    top = "".join(f"{int(v):>4}" for v in b[2 * pits : pits : -1])
-    bottom = "".join(f"{int(v):>4}" for v in b[:pits])
-    gap = " " * (4 * pits + 2)
+    # 4 columns a pit, wider when a pit holds 1,000 stones or more (they ran together)
+    width = max(4, 1 + len(str(int(b.max()))))
+    top = "".join(f"{int(v):>{width}}" for v in b[2 * pits : pits : -1])
+    bottom = "".join(f"{int(v):>{width}}" for v in b[:pits])
+    gap = " " * (width * pits + 2)
     lines = [
         f"seat 1:   {top}",
         f"stores: {int(b[-1]):>3}{gap}{int(b[pits])}",
