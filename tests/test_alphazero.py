@@ -248,6 +248,25 @@ def test_bad_config_values_are_refused(tmp_path, override: str, words: str) -> N
         config(tmp_path, "bad", override)
 
 
+def test_searches_too_large_for_the_machine_are_refused_before_the_run(tmp_path, monkeypatch):
+    with pytest.raises(ConfigError, match="'num_simulations' must be at most 100,000"):
+        config(tmp_path, "bad", "num_simulations=1000000")
+    with pytest.raises(ConfigError, match="'eval_simulations' must be at most 100,000"):
+        config(tmp_path, "bad", "eval_simulations=100001")
+    # a machine of 1 GiB: the trees are sized against it (2,048 small Kalah games at 4,096
+    # simulations: about 1.4 GiB; at the config's 8 simulations they fit)
+    monkeypatch.setattr("os.sysconf", {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 1 << 18}.get)
+    config(tmp_path, "fits", "num_games=2048")
+    with pytest.raises(ConfigError, match="2,048 self-play games at 4,096 simulations need about"):
+        config(tmp_path, "bad", "num_games=2048", "num_simulations=4096")
+    with pytest.raises(
+        ConfigError, match=r"1.0 GiB of memory \(lower eval_simulations or final_eval_games\)"
+    ):
+        config(tmp_path, "bad", "eval_simulations=4096", "final_eval_games=2048")
+    # expert iteration's self-play searches no tree: only the evaluations' count
+    config(tmp_path, "ab", "num_games=2048", "num_simulations=4096", "policy_improvement=alphabeta")
+
+
 def test_baselines_must_be_agents_of_the_game_and_not_for_backgammon(tmp_path) -> None:
     with pytest.raises(ConfigError, match="'pool_baselines': unknown agent 'nobody'"):
         config(tmp_path, "bad", "pool_prob=0.5", "pool_baselines=[nobody]")

@@ -13,6 +13,7 @@ from spieltisch.agents.neural.gumbel_search import (
     SearchConfig,
     considered_visits,
     game_outcome,
+    tree_bytes,
 )
 from spieltisch.envs import make_batch
 from spieltisch.envs.kalaha import KalahaGame, KalahaState
@@ -301,3 +302,28 @@ def test_bad_rows_are_refused_and_change_nothing() -> None:
     # no rows: nothing searched, nothing evaluated
     result = search.search(batch, never, np.random.default_rng(0), rows=np.array([], dtype=int))
     assert not result.visits.any() and not result.policy.any()
+
+
+@pytest.mark.parametrize("game", ["kalaha", "hus", "hilo"])
+def test_tree_bytes_is_what_a_search_allocates(game):
+    """The estimate the configs check against the machine's memory: within a few percent of
+    the search's peak allocation (numpy's arrays are traced by tracemalloc)."""
+    import tracemalloc
+
+    games = make_batch(game, 256, seed=0)
+    shape = games.num_actions, games.num_players
+
+    def evaluate(obs, mask):
+        return np.zeros((len(obs), shape[0])), np.zeros((len(obs), shape[1]))
+
+    search = GumbelSearch(SearchConfig(num_simulations=128, max_considered=4), game_outcome())
+    search.search(games, evaluate, np.random.default_rng(0))  # (compiles: not measured)
+    tracemalloc.start()
+    try:
+        search.search(games, evaluate, np.random.default_rng(0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    estimate = tree_bytes(games, 128)
+    assert estimate == tree_bytes(make_batch(game, 1, seed=0), 128, 256)
+    assert 0.9 * peak <= estimate <= peak, (estimate, peak)

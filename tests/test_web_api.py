@@ -165,6 +165,19 @@ def test_bad_new_games_are_refused_clearly(app, client, body, status, words):
     assert len(app.state.store) == before
 
 
+def test_an_agent_error_names_the_agent_once(client):
+    r = client.post(
+        "/api/sessions", json={"game": "kalaha", "agents": ["alphabeta:depth=0", "random"]}
+    )
+    assert r.status_code == 400
+    assert r.json()["error"] == "alphabeta: depth must be between 1 and 1000, got 0"
+    # an error that does not name it is told with the whole name
+    r = client.post(
+        "/api/sessions", json={"game": "kalaha", "agents": ["alphabeta:depth=x", "random"]}
+    )
+    assert r.status_code == 400 and r.json()["error"].count("alphabeta") == 1, r.json()
+
+
 def test_malformed_requests(client):
     assert client.post("/api/sessions", content=b"{nope").status_code == 400
     assert "not JSON" in client.post("/api/sessions", content=b"{nope").json()["error"]

@@ -264,7 +264,9 @@ class AlphaZeroConfig(RunConfig):
 
     # --- the search (agents/neural/gumbel_search.py; the paper's names in brackets) ---
     num_simulations: int = 16
-    """simulations per move in self-play (n)"""
+    """simulations per move in self-play (n); at most 100,000, and the config is refused when
+    the search trees of num_games games (HiLo: times determinizations) would not fit in the
+    machine's memory (as for eval_simulations and the evaluations' games)"""
     max_considered: int = 16
     """root actions Sequential Halving starts from (m)"""
     gumbel_scale: float = 1.0
@@ -782,6 +784,46 @@ def _check_alphazero_pool(cfg: AlphaZeroConfig, source: str) -> None:
         _check_agent(cfg, "pool_baselines", name, source)
 
 
+def _check_alphazero_search_size(cfg: AlphaZeroConfig, source: str) -> None:
+    """Simulations within the playing agents' bound, and search trees that fit in this
+    machine's memory: self-play's (``num_games`` games, HiLo times its determinizations) and
+    the evaluations' (every game of an evaluation searched at once). A run that cannot hold
+    them was killed by the system minutes in, after its set-up."""
+    from spieltisch.agents.neural.gumbel_search import MAX_SIMULATIONS, tree_bytes
+    from spieltisch.envs import perfect_information
+    from spieltisch.train.ppo import make_games
+
+    for key in ("num_simulations", "eval_simulations"):
+        if getattr(cfg, key) > MAX_SIMULATIONS:
+            raise ConfigError(
+                f"{source}: key {key!r} must be at most {MAX_SIMULATIONS:,} (simulations per "
+                f"move), got {getattr(cfg, key):,}"
+            )
+    if cfg.game == "backgammon":
+        return  # (its own chance search: train/alphazero_backgammon.py)
+    _check_game_options(cfg, source)  # (before a game of them is built to size the trees)
+    rows = 1 if perfect_information(cfg.game) else cfg.determinizations
+    evaluated = max(("eval_games", "final_eval_games"), key=lambda k: getattr(cfg, k))
+    searches = [("eval_simulations", "evaluation", evaluated)]  # (simulations, what, games)
+    if cfg.policy_improvement == "gumbel":
+        searches.insert(0, ("num_simulations", "self-play", "num_games"))
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not on this system: nothing to compare
+        return
+    one = make_games(cfg.game, cfg.game_options, 1)
+    for key, what, games_key in searches:
+        sims, games = getattr(cfg, key), getattr(cfg, games_key)
+        need = tree_bytes(one, sims, games * rows) if sims else 0
+        if need > memory:
+            times = f" times {rows} determinizations" if rows > 1 else ""
+            raise ConfigError(
+                f"{source}: key {key!r}: the search trees of {games:,} {what} games{times} at "
+                f"{sims:,} simulations need about {need / 2**30:,.1f} GiB, more than this "
+                f"machine's {memory / 2**30:,.1f} GiB of memory (lower {key} or {games_key})"
+            )
+
+
 def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
     positive = (
         *("total_positions", "num_games", "max_turns", "num_simulations", "max_considered"),
@@ -829,6 +871,7 @@ def _check_alphazero_ranges(cfg: AlphaZeroConfig, source: str) -> None:
     if cfg.td_steps < 0:
         raise ConfigError(f"{source}: key 'td_steps' must be at least 0, got {cfg.td_steps}")
     _check_alphazero_pool(cfg, source)
+    _check_alphazero_search_size(cfg, source)
     if cfg.opening_plies < 0:
         raise ConfigError(
             f"{source}: key 'opening_plies' must be at least 0, got {cfg.opening_plies}"

@@ -484,6 +484,23 @@ def searched_rows(roots: BatchedGame, rows: np.ndarray | None) -> np.ndarray:
     return active & wanted
 
 
+def tree_bytes(roots: BatchedGame, num_simulations: int, num_games: int | None = None) -> int:
+    """Bytes of the trees :meth:`GumbelSearch.search` allocates for ``num_games`` games like
+    those of ``roots`` (default: as many as it has) at ``num_simulations``: per node the edge
+    tables (logits, legal flags, children), the node's statistics and a copy of its position
+    (the batch's per-game arrays). Configs check it before a run allocates it."""
+    saved = roots.save()
+    n = roots.num_games
+    position = sum(
+        v.nbytes // n for v in saved.values() if isinstance(v, np.ndarray) and len(v) == n
+    )
+    edges = roots.num_actions * (8 + 1 + 8)  # logits, legal, children
+    stats = 8 + 8 + 8 + 1 + 2 * 8 * roots.num_players  # parent, visits, mover, terminal, values
+    return (
+        (n if num_games is None else num_games) * (num_simulations + 1) * (edges + stats + position)
+    )
+
+
 class GumbelSearch:
     """Gumbel search for every game of a batch: ``search(roots, evaluate, rng)``."""
 

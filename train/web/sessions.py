@@ -140,7 +140,10 @@ def _make_agent(spec: str, game: str, seed: int, options: dict, settings: Server
     try:
         return make_agent(spec, game, seed, options, checkpoint_root=settings.checkpoint_root)
     except (ValueError, TypeError, OSError) as err:
-        raise RequestError(f"agent {spec!r}: {err}") from None
+        message = str(err)
+        if not message.startswith((spec, spec.partition(":")[0] + ":")):  # (named it twice)
+            message = f"agent {spec!r}: {message}"
+        raise RequestError(message) from None
 
 
 class HumanSeat(Agent):
