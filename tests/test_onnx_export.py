@@ -94,19 +94,25 @@ def _check_policy_model(path, net: PolicyNet, game: str, options: dict) -> None:
     assert [i.type for i in session.get_inputs()] == ["tensor(float)", "tensor(int8)"] + [
         "tensor(float)"
     ] * bool(net.arch.features)
-    assert [o.name for o in session.get_outputs()] == ["logits", "value"]
+    seats = net.arch.value_outputs  # (a 4-player HiLo net's every seat was left out)
+    assert [o.name for o in session.get_outputs()] == ["logits", "value"] + ["seat_values"] * (
+        seats > 1
+    )
     assert all(isinstance(i.shape[0], str) for i in session.get_inputs())  # dynamic batch
     obs, legal = _positions(game, options)
     rng = np.random.default_rng(1)
     obs = np.concatenate([obs, obs])
     masks = np.concatenate([legal, _random_masks(rng, len(legal), legal.shape[1])])
     for rows in (slice(0, 1), slice(None)):  # one row and many: the batch is dynamic
-        logits, value = session.run(None, _feeds(net, obs[rows], masks[rows]))
+        logits, value, *seat_values = session.run(None, _feeds(net, obs[rows], masks[rows]))
         with torch.no_grad():
-            want = net(torch.from_numpy(obs[rows]), torch.from_numpy(masks[rows]))
-        want_logits, want_value = want
+            want = net.forward_seats(torch.from_numpy(obs[rows]), torch.from_numpy(masks[rows]))
+        want_logits, want_values = want
         np.testing.assert_allclose(logits, want_logits.numpy(), **TOL)
-        np.testing.assert_allclose(value, want_value.numpy(), **TOL)
+        np.testing.assert_allclose(value, want_values[:, 0].numpy(), **TOL)
+        if seats > 1:
+            assert seat_values[0].shape == (len(logits), seats)
+            np.testing.assert_allclose(seat_values[0], want_values.numpy(), **TOL)
         assert (logits[masks[rows] == 0] == np.float32(MASKED_LOGIT)).all()
         assert (masks[rows][np.arange(len(logits)), logits.argmax(1)] == 1).all()
 

@@ -213,6 +213,21 @@ def _export_graph(
     return buffer.getvalue()
 
 
+class _WithSeatValues(nn.Module):
+    """A network with one value per seat (``value_outputs`` > 1, HiLo with 3 or 4 players):
+    the mover's value and every seat's, from the mover on (the search reads them all)."""
+
+    def __init__(self, net: PolicyNet) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(
+        self, obs: torch.Tensor, mask: torch.Tensor, features: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        logits, values = self.net.forward_seats(obs, mask, features)
+        return logits, values[:, 0], values
+
+
 def _policy_graph(net: PolicyNet) -> tuple[bytes, dict[str, str]]:
     arch = net.arch
     example = (
@@ -223,12 +238,14 @@ def _policy_graph(net: PolicyNet) -> tuple[bytes, dict[str, str]]:
     if arch.features:  # computed by the game's kernels, so an input of the graph
         example += (torch.zeros(2, arch.feature_width),)
         inputs.append("features")
-    graph = _export_graph(net, example, inputs, ["logits", "value"])
+    seats = arch.value_outputs
+    outputs = ["logits", "value"] + (["seat_values"] if seats > 1 else [])
+    graph = _export_graph(net if seats == 1 else _WithSeatValues(net), example, inputs, outputs)
     n, a = arch.observation_size, arch.num_actions
     meta = {
         "network": "policy_value",
         "inputs": json.dumps(inputs),
-        "outputs": json.dumps(["logits", "value"]),
+        "outputs": json.dumps(outputs),
         "observation_size": str(n),
         "observation_scale": repr(arch.observation_scale),
         "num_actions": str(a),
@@ -261,6 +278,17 @@ def _policy_graph(net: PolicyNet) -> tuple[bytes, dict[str, str]]:
         "output.value": (
             "float32 [N]: the value head, the expected final reward of the player to move, "
             "in [-1, 1] (tanh)"
+        ),
+        **(
+            {
+                "output.seat_values": (
+                    f"float32 [N, {seats}]: the expected final reward of every seat, in "
+                    "[-1, 1] (tanh), from the player to move on in turn order (column 0 is "
+                    "value)"
+                )
+            }
+            if seats > 1
+            else {}
         ),
     }
     return graph, meta
