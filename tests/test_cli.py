@@ -19,6 +19,20 @@ def test_help_lists_every_command(capsys):
         assert name in out
 
 
+def test_help_loads_no_torch():
+    """Every command's parser is built for `spieltisch --help`; through the train and export
+    commands it imported torch, two seconds before a line was printed."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from spieltisch.train.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in ('torch', 'matplotlib', 'tensorboard') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_every_command_has_help(capsys):
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices

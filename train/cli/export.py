@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 
-from spieltisch.agents.neural.onnx_export import OnnxExportError, export_onnx
 from spieltisch.envs._common.options import add_option_argument, parse_options
 
 
@@ -64,6 +63,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    from spieltisch.agents.neural.onnx_export import OnnxExportError, export_onnx  # (torch)
+
     try:
         options = parse_options(args.option)
         meta = export_onnx(args.network, args.onnx, options or None)  # none: as trained

@@ -9,7 +9,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from spieltisch.agents.neural.checkpoint import CheckpointError
 from spieltisch.train.config import ConfigError, load_config
 
 
@@ -77,6 +76,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    # (here, not at the top: every command's parser is built for `spieltisch --help`, which
+    # took 2 s importing torch through this module)
+    from spieltisch.agents.neural.checkpoint import CheckpointError
+
     try:
         cfg = load_config(args.config, args.overrides)
     except ConfigError as err:
