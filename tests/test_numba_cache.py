@@ -118,3 +118,35 @@ def test_mkl_fast_memory_is_off_before_torch_loads_unless_the_user_chose():
     env = {k: v for k, v in os.environ.items() if k != "MKL_DISABLE_FAST_MM"}
     assert _mkl_setting(env) == "1"
     assert _mkl_setting({**env, "MKL_DISABLE_FAST_MM": "0"}) == "0"
+
+
+def test_a_compile_is_announced_once_and_a_cached_kernel_not_at_all(tmp_path):
+    """The command line says once that it compiles (the first run after an install sat 10-30 s
+    in silence); a run that loads every kernel from the cache says nothing."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["SPIELTISCH_NUMBA_CACHE"] = str(tmp_path / "cache")
+    root = tmp_path / "pkg"
+    _package(root, 1)
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from spieltisch.envs._common import numba_cache
+        numba_cache.configure(Path({str(root)!r}))
+        said = []
+        numba_cache.announce_compiling(said.append)
+        numba_cache.announce_compiling(said.append)  # (a second call adds no listener)
+        sys.path.insert(0, {str(root / "envs")!r})
+        from caller import twice
+        twice()
+        print(len(said), said[0] if said else "")
+    """)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+        )
+        for _ in range(2)
+    ]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    first, second = (r.stdout.strip() for r in runs)
+    assert first.startswith("1 compiling the game kernels") and str(tmp_path / "cache") in first
+    assert second == "0"  # (two kernels, caller and callee, were compiled: one line)

@@ -19,10 +19,14 @@ import hashlib
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 #: folders of other sources kept beside the current one (another checkout may still use them)
 KEEP_OTHERS = 3
+
+#: whether :func:`announce_compiling` has registered its listener in this process
+_announcing = False
 
 #: the NUMBA_CACHE_DIR this module set (a user's own is left alone)
 _OURS = "SPIELTISCH_NUMBA_CACHE_SET"
@@ -82,3 +86,32 @@ def _remove_old(base: Path, current: Path) -> None:
         return
     for old in others[KEEP_OTHERS:]:
         shutil.rmtree(old, ignore_errors=True)  # (best effort: another process may use it)
+
+
+def announce_compiling(write: Callable[[str], object]) -> None:
+    """Call ``write`` once with a line saying the kernels are being compiled, when numba first
+    compiles one in this process (a kernel missing from the cache: the first run after an
+    install or an update of the sources, 10-30 s of silence before this was said). Loading a
+    cached kernel says nothing."""
+    global _announcing
+    if _announcing:  # (one listener a process: the command line's main may run again)
+        return
+    _announcing = True
+    from numba.core import event
+
+    class _FirstCompile(event.Listener):
+        said = False
+
+        def on_start(self, ev: event.Event) -> None:
+            if not self.said:
+                self.said = True
+                where = os.environ.get("NUMBA_CACHE_DIR") or "numba's cache"
+                write(
+                    "compiling the game kernels for this machine (once after an install or an "
+                    f"update; they are cached in {where})..."
+                )
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    event.register("numba:compile", _FirstCompile())

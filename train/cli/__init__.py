@@ -12,6 +12,7 @@ import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+from spieltisch.envs._common import numba_cache
 from spieltisch.envs._common.options import closest_name
 
 COMMAND_MODULES = (
@@ -81,8 +82,16 @@ def _refuse_unknown(parser: argparse.ArgumentParser, unknown: list[str]) -> None
     )
 
 
+def _say_compiling(line: str) -> None:
+    from tqdm import tqdm
+
+    tqdm.write(f"spieltisch: {line}", file=sys.stderr)  # (above a progress bar, if one runs)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:  # (Ctrl-C while the commands' modules load gave a traceback)
+        if sys.stderr.isatty():  # (a person waiting; logs and pipes need no notice)
+            numba_cache.announce_compiling(_say_compiling)
         parser = build_parser()
         args, unknown = parser.parse_known_args(argv)
         if unknown:
