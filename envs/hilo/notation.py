@@ -251,9 +251,9 @@ _KIND_LABELS = (
 
 
 def _voided(state: HiLoState, seat: int) -> np.ndarray:
-    kinds = state.game.deck.cards[state.layout(seat), COL_KIND].reshape(2, R.COLUMNS)
-    wiz = (kinds == WIZARD).any(axis=0)
-    return np.concatenate([wiz & (kinds[0] != WIZARD), wiz & (kinds[1] != WIZARD)])
+    out = np.zeros(R.SLOTS, dtype=np.bool_)
+    R.voided_slots(np.ascontiguousarray(state.layout(seat)), state.game.deck.cards, out)
+    return out
 
 
 def render_text(state: HiLoState, viewer: int | str | None = None) -> str:

@@ -428,6 +428,15 @@ SCORE_CATEGORIES = ("half_coins", "whole_coins", "king", "bard", "keepers")
 
 
 @numba.njit(cache=True, nogil=True)
+def voided_slots(layout, cards, out):
+    """``out[i]``: slot ``i``'s card is voided, the other card of its column being a wizard
+    (two wizards in one column void each other). What the scoring ignores, and the board marks."""
+    for c in range(COLUMNS):
+        out[c] = cards[layout[COLUMNS + c], COL_KIND] == WIZARD
+        out[COLUMNS + c] = cards[layout[c], COL_KIND] == WIZARD
+
+
+@numba.njit(cache=True, nogil=True)
 def score_layout(layout, cards, out):
     """Coins of one 12-card layout (card ids, slot = 6 * row + column), all rules of scoring.
 
@@ -435,11 +444,9 @@ def score_layout(layout, cards, out):
     card in its column's other row; a voided slot and a wizard count as empty.
     """
     active = np.empty(SLOTS, dtype=np.bool_)
-    for c in range(COLUMNS):
-        # A wizard scores nothing and voids the other card of its column.
-        wiz = cards[layout[c], COL_KIND] == WIZARD or cards[layout[COLUMNS + c], COL_KIND] == WIZARD
-        active[c] = not wiz
-        active[COLUMNS + c] = not wiz
+    voided_slots(layout, cards, active)
+    for i in range(SLOTS):  # a wizard scores nothing, a voided card neither
+        active[i] = not (active[i] or cards[layout[i], COL_KIND] == WIZARD)
 
     halves = 0
     for r in range(2):
