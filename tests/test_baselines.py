@@ -260,6 +260,51 @@ def test_a_fresh_process_loads_the_search_from_numbas_cache() -> None:
     assert (hits, misses) == (1, 0), runs
 
 
+_DEEP_SEARCH_STOPPED_BY_CTRL_C = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (a test runner may ignore it)
+from spieltisch.agents.registry import make_agent
+from spieltisch.envs.kalaha.engine import KalahaGame
+state = KalahaGame().new_initial_state()
+make_agent("alphabeta:depth=2", "kalaha").act({"action_mask": state.legal_mask()}, state)
+agent = make_agent(sys.argv[1], "kalaha", seed=0)  # (the same kernel, compiled by now)
+print("searching", flush=True)
+start = time.perf_counter()
+try:
+    agent.act({"action_mask": state.legal_mask()}, state)
+    print("finished")
+except KeyboardInterrupt:
+    print(f"interrupted after {time.perf_counter() - start:.1f} s")
+"""
+
+
+@pytest.mark.parametrize("name", ["alphabeta:depth=30", "alphabeta:time=600"])
+def test_ctrl_c_stops_a_long_search(name) -> None:
+    """A numba kernel holds the thread that calls it: Ctrl-C during ``alphabeta:depth=24`` on a
+    full board did nothing for minutes. Deep and timed searches run beside the calling thread,
+    which Ctrl-C reaches; the search is told to stop and returns within a node."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", _DEEP_SEARCH_STOPPED_BY_CTRL_C, name],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "searching", child.stderr.read()
+        time.sleep(1.0)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=20)
+    finally:
+        child.kill()
+    assert out.startswith("interrupted after"), (out, err)
+    assert float(out.split()[2]) < 10, out
+
+
 def test_pubeval_beats_random_by_a_wide_margin() -> None:
     results = play_table("backgammon", ["pubeval", "random"], seeds=30)
     s = summarize_pair(results, ("pubeval", "random"))

@@ -68,6 +68,7 @@ from spieltisch.agents.kalaha.endgame import (
     prefetch,
     rank_board,
 )
+from spieltisch.envs._common.jit import wait_for
 from spieltisch.envs.kalaha.engine import KalahaGame, KalahaState
 from spieltisch.envs.kalaha.rules import BOARD_DTYPE
 
@@ -959,19 +960,6 @@ def _seconds(name: str, x: float | None) -> float | None:
     return x
 
 
-def _wait(done: threading.Event) -> None:
-    """Wait for a worker that was told to stop (it does within a few thousand nodes); further
-    Ctrl-Cs do not leave it running unobserved. (Not ``Thread.join``: in Python 3.11 a join
-    interrupted by Ctrl-C marks the thread as finished although it still runs.)"""
-    while True:
-        try:
-            while not done.wait(0.5):
-                pass
-            return
-        except KeyboardInterrupt:
-            continue
-
-
 #: bytes of a transposition-table row (four int64: one two-entry bucket, one cache line)
 TABLE_ROW_BYTES = 32
 
@@ -1275,9 +1263,9 @@ class KalahaSolver:
                 cancel()
             except BaseException:  # e.g. from the progress callback: stop, then pass it on
                 cancel()
-                _wait(done)
+                wait_for(done)
                 raise
-            _wait(done)
+            wait_for(done)
             if isinstance(box[0], BaseException):
                 _raise_if_too_deep(box[0], n)
                 raise box[0]

@@ -40,6 +40,7 @@ from typing import Any
 import numba
 import numpy as np
 from spieltisch.agents.base import Agent, legal_actions_of
+from spieltisch.envs._common.jit import call_interruptibly
 from spieltisch.envs.hus.rules import (
     DEFAULT_MAX_SOWN,
     MOVE_OUTCOMES_WIDTH,
@@ -555,6 +556,10 @@ def _move_values(
 
 #: the deepest search asked for (longer than any game; the compiled search takes int64)
 MAX_DEPTH = 1000
+#: fixed-depth searches at least this deep (and every timed one) run in a worker thread that
+#: Ctrl-C can stop (:meth:`MancalaSearchAgent._root_search`): depth 10 takes about 0.05 s a move
+#: on a full Kalaha 6x6 board, each two plies more about five times as long
+INTERRUPTIBLE_DEPTH = 10
 #: the longest ``time`` a move, in seconds: a day (``time=10**12`` searched on for ever, and
 #: ``time=10**15`` overflowed the node budget, an int64, after the first iteration)
 MAX_TIME = 86400.0
@@ -680,10 +685,7 @@ class MancalaSearchAgent(Agent):
         counters = np.zeros(3, np.int64)
         if self.time_limit is None:
             counters[1] = 1 << 62
-            values = _root_values(
-                self.kind, board, player, actions, self.depth, self.extend, self.param,
-                self.zobrist, tt, counters, self.leaf_net,
-            )  # fmt: skip
+            values = self._root_search(board, player, actions, self.depth, tt, counters)
             self.last_depth = self.depth
         else:
             values = self._deepen(board, player, actions, tt, counters)
@@ -700,11 +702,33 @@ class MancalaSearchAgent(Agent):
         actions = np.array(state.legal_actions(), dtype=np.int64)
         counters = np.zeros(3, np.int64)
         counters[1] = 1 << 62
-        values = _root_values(
-            self.kind, board, player, actions, depth or self.depth, self.extend, self.param,
-            self.zobrist, self.tt if tt is None else tt, counters, self.leaf_net,
-        )  # fmt: skip
+        tt = self.tt if tt is None else tt
+        values = self._root_search(board, player, actions, depth or self.depth, tt, counters)
         return {int(a): int(v) for a, v in zip(actions, values, strict=True)}
+
+    def _root_search(
+        self,
+        board: np.ndarray,
+        player: int,
+        actions: np.ndarray,
+        depth: int,
+        tt: np.ndarray,
+        counters: np.ndarray,
+    ) -> np.ndarray:
+        """The compiled search of every root move; a deep or timed one beside this thread, so
+        that Ctrl-C stops it (a kernel holds its calling thread: ``alphabeta:depth=24`` kept a
+        Kalaha game going for minutes after Ctrl-C)."""
+        args = (
+            self.kind, board, player, actions, depth, self.extend, self.param, self.zobrist, tt,
+            counters, self.leaf_net,
+        )  # fmt: skip
+        if depth < INTERRUPTIBLE_DEPTH and self.time_limit is None:
+            return _root_values(*args)  # (a move of milliseconds: no thread to start)
+
+        def stop() -> None:
+            counters[1] = -1  # no nodes left: the search returns within a node
+
+        return call_interruptibly(lambda: _root_values(*args), stop)
 
     def _deepen(
         self, board: np.ndarray, player: int, actions: np.ndarray, tt: np.ndarray, counters
@@ -721,10 +745,7 @@ class MancalaSearchAgent(Agent):
             rate = nodes_total / max(now - start, 1e-4)
             counters[:] = 0
             counters[1] = 1 << 62 if values is None else max(int(rate * left), 1000)
-            new = _root_values(
-                self.kind, board, player, actions, depth, self.extend, self.param, self.zobrist, tt,
-                counters, self.leaf_net,
-            )  # fmt: skip
+            new = self._root_search(board, player, actions, depth, tt, counters)
             nodes_total += int(counters[0])
             if counters[2]:
                 break  # unfinished: keep the last complete iteration

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from typing import TypeVar
 
 import numba
+
+T = TypeVar("T")
 
 
 def direct_entry(kernel: numba.core.registry.CPUDispatcher, *example_args: object) -> Callable:
@@ -22,3 +26,51 @@ def direct_entry(kernel: numba.core.registry.CPUDispatcher, *example_args: objec
         return kernel.overloads[signature].entry_point
     except (AttributeError, KeyError):
         return kernel
+
+
+def wait_for(done: threading.Event) -> None:
+    """Wait for a worker that was told to stop (a kernel that looks at its stop flag returns
+    soon); further Ctrl-Cs do not leave it running unobserved. (Not ``Thread.join``: in Python
+    3.11 a join interrupted by Ctrl-C marks the thread as finished although it still runs.)"""
+    while True:
+        try:
+            while not done.wait(0.5):
+                pass
+            return
+        except KeyboardInterrupt:
+            continue
+
+
+def call_interruptibly(call: Callable[[], T], stop: Callable[[], None]) -> T:
+    """``call()``, a compiled kernel that releases the GIL (``nogil=True``), run in a worker
+    thread while this one waits: a kernel called directly holds the calling thread until it
+    returns, so Ctrl-C did nothing during a long search. On Ctrl-C, ``stop()`` tells the kernel
+    to return early (e.g. sets its node budget to nothing), and once it has, KeyboardInterrupt
+    is raised; what the kernel raises is raised here."""
+    box: list = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box.append(call())
+        except BaseException as err:  # handed to the calling thread
+            box.append(err)
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=work, name="kernel", daemon=True)
+    try:
+        worker.start()
+    except BaseException:  # Ctrl-C in ``start``: whether it runs is unknown; if it does, stop
+        stop()
+        raise
+    try:
+        while not done.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        stop()
+        wait_for(done)
+        raise
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
