@@ -38,6 +38,22 @@ def test_bradley_terry_two_players() -> None:
     assert r[0] - r[1] == pytest.approx(400 * np.log10(3.5 / 1.5), abs=1e-6)
 
 
+def test_numbers_in_exponent_form_are_numbers() -> None:
+    """PyYAML reads 1e-3 (no dot) as a string: ``alphabeta:time=1e-2`` was refused as not a
+    number of seconds, where ``time=0.01`` played."""
+    from spieltisch.envs._common.options import load_yaml, parse_options
+
+    assert parse_agent_name("alphabeta:time=1e-2")[1] == {"time": 0.01}
+    assert parse_options(["seeds=4", "x=2E3", "y=-1e-3", "name=e3", "z=1e"]) == {
+        "seeds": 4, "x": 2000.0, "y": -0.001, "name": "e3", "z": "1e",
+    }  # fmt: skip
+    assert load_yaml("lr: 3e-4\nsteps: 1e6\nhidden: [1e2, 64]") == {
+        "lr": 0.0003, "steps": 1000000.0, "hidden": [100.0, 64],
+    }  # fmt: skip
+    agent = make_agent("alphabeta:time=1e-2", "kalaha")
+    assert agent.time_limit == 0.01
+
+
 def test_parse_agent_name() -> None:
     assert parse_agent_name("alphabeta:depth=6,time=0.5") == (
         "alphabeta",

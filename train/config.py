@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from spieltisch.envs._common.options import closest_name, parse_key_value
+from spieltisch.envs._common.options import closest_name, load_yaml, parse_key_value
 
 
 class ConfigError(ValueError):
@@ -1081,7 +1081,7 @@ def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> RunConfig
     """Read a YAML config file and apply ``--set`` overrides."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = load_yaml(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"cannot read config {p}: {err}") from err
     except (yaml.YAMLError, RecursionError) as err:  # RecursionError: nested too deep

@@ -13,10 +13,29 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
 
 import yaml
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML as PyYAML reads it, but for numbers in exponent form without a dot (``1e-3``,
+    ``1e6``), which its YAML 1.1 rules read as strings: floats, as in YAML 1.2 (``alphabeta:
+    time=1e-2`` was refused as not a number)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load(text)``, with ``1e-3`` and ``1e6`` read as numbers (:class:`_Loader`)."""
+    return yaml.load(text, Loader=_Loader)
 
 
 def parse_key_value(item: str, what: str) -> tuple[str, Any]:
@@ -31,7 +50,7 @@ def parse_key_value(item: str, what: str) -> tuple[str, Any]:
     if not sep or not key:
         raise ValueError(f"{what} are written KEY=VALUE, got {item!r}")
     try:
-        return key, yaml.safe_load(value.strip())
+        return key, load_yaml(value.strip())
     except yaml.YAMLError as err:
         problem = getattr(err, "problem", None) or "not valid YAML"
         raise ValueError(f"{what}: the value of {item!r} is not valid YAML ({problem})") from None
