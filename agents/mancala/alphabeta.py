@@ -556,10 +556,12 @@ def _move_values(
 
 #: the deepest search asked for (longer than any game; the compiled search takes int64)
 MAX_DEPTH = 1000
-#: fixed-depth searches at least this deep (and every timed one) run in a worker thread that
-#: Ctrl-C can stop (:meth:`MancalaSearchAgent._root_search`): depth 10 takes about 0.05 s a move
-#: on a full Kalaha 6x6 board, each two plies more about five times as long
+#: fixed-depth searches at least this deep, and timed ones of at least this many seconds, run
+#: in a worker thread that Ctrl-C can stop (:meth:`MancalaSearchAgent._root_search`): depth 10
+#: takes about 0.05 s a move on a full Kalaha 6x6 board, each two plies more about five times
+#: as long (a thread costs about 0.1 ms to start)
 INTERRUPTIBLE_DEPTH = 10
+INTERRUPTIBLE_SECONDS = 1.0
 #: the longest ``time`` a move, in seconds: a day (``time=10**12`` searched on for ever, and
 #: ``time=10**15`` overflowed the node budget, an int64, after the first iteration)
 MAX_TIME = 86400.0
@@ -722,8 +724,9 @@ class MancalaSearchAgent(Agent):
             self.kind, board, player, actions, depth, self.extend, self.param, self.zobrist, tt,
             counters, self.leaf_net,
         )  # fmt: skip
-        if depth < INTERRUPTIBLE_DEPTH and self.time_limit is None:
-            return _root_values(*args)  # (a move of milliseconds: no thread to start)
+        timed = self.time_limit is not None and self.time_limit >= INTERRUPTIBLE_SECONDS
+        if depth < INTERRUPTIBLE_DEPTH and not timed:
+            return _root_values(*args)  # (milliseconds, or the time limit's: no thread)
 
         def stop() -> None:
             counters[1] = -1  # no nodes left: the search returns within a node
