@@ -583,7 +583,7 @@ def test_a_seats_view_says_where_the_known_cards_may_be() -> None:
     assert seen == {"hidden", "pile"}
 
 
-def test_the_board_marks_the_cards_the_scoring_voids():
+def test_the_board_marks_the_cards_the_scoring_voids(monkeypatch):
     """``~`` marks what a wizard voids, from the scoring's own rule: two wizards in one column
     void each other (the diagram had marked neither), one wizard the other card alone."""
     game = HiLoGame()
@@ -592,8 +592,21 @@ def test_the_board_marks_the_cards_the_scoring_voids():
         "p1=Re-LR,Wz,Ki-LR,Re-L,Ph$,Re-R|Re$,Ph$,Ki-LR,Re-RT,Re-LR,Un "
         "draw=* discard=Dk-R hand=- to_move=1 phase=end turns=10 moves=20"
     )
-    rows = str(game.state_from_text(text)).splitlines()
+    state = game.state_from_text(text)
+    rows = str(state).splitlines()
     seat0, seat1 = (rows.index(r) for r in rows if r.startswith(("seat 0", "seat 1")))
     assert rows[seat0 + 1].split()[0] == "~Wz" and rows[seat0 + 2].split()[0] == "~Wz"
     assert rows[seat1 + 1].split()[1] == "Wz" and rows[seat1 + 2].split()[1] == "~Ph$"
     assert sum(row.count("~") for row in rows) == 3
+    # the image draws the same cards voided (it had its own copy of the old rule)
+    from spieltisch.envs.hilo import draw
+
+    drawn = []
+    original = draw.draw_card
+    monkeypatch.setattr(
+        draw,
+        "draw_card",
+        lambda *a, voided=False, **k: drawn.append(voided) or original(*a, voided=voided, **k),
+    )
+    draw.draw_state(state, None, ["a", "b"])
+    assert sum(drawn) == 3  # (it drew 1: seat 1's phoenix)

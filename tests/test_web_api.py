@@ -176,6 +176,13 @@ def test_an_agent_error_names_the_agent_once(client):
         "/api/sessions", json={"game": "kalaha", "agents": ["alphabeta:depth=x", "random"]}
     )
     assert r.status_code == 400 and r.json()["error"].count("alphabeta") == 1, r.json()
+    # where the registry's own message names the agent, it is not named again
+    from spieltisch.train.web.sessions import RequestError, _make_agent
+
+    for spec in ("alphabeta:depth", "nobody", "alphabeta:seed=1"):
+        with pytest.raises(RequestError) as err:
+            _make_agent(spec, "kalaha", 0, {}, ServerSettings())
+        assert str(err.value).count(spec) == 1, str(err.value)
 
 
 def test_malformed_requests(client):

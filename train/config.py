@@ -508,13 +508,13 @@ def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
             raise ConfigError(f"{source}: unknown key {key!r}{meant}; keys are {sorted(names)}")
     for key, value in list(data.items()):
         if isinstance(value, str) and _accepts_float(hints[key]):
-            # PyYAML reads 1e-3 (no dot) as a string; a float field takes it as a number
+            # a string "1e-3" (quoted in YAML, or from Python): a float field takes a number
             with contextlib.suppress(ValueError):
                 value = data[key] = float(value)
         if _accepts_list(hints[key]) and isinstance(value, list) and _list_of_int(hints[key]):
             value = data[key] = [_whole_number(v) for v in value]  # hidden: [128.0]
         elif _accepts_int(hints[key]):
-            # counts written 1e6 (a string to PyYAML) or 1.0e6 (a float): whole numbers
+            # counts written 1e6 or 1.0e6 (floats; "1e6", a string): whole numbers
             value = data[key] = _whole_number(value)
         if not _type_ok(value, hints[key]):
             hint = ""
@@ -553,8 +553,8 @@ def _list_of_int(hint: Any) -> bool:
 
 
 def _whole_number(value: Any) -> Any:
-    """``value`` as an int when it is a whole number written as a float (``1.0e6``, or
-    ``1e6``, which PyYAML reads as a string); otherwise unchanged (and refused by its type)."""
+    """``value`` as an int when it is a whole number written as a float (``1.0e6``, ``1e6``, or
+    the string ``"1e6"``); otherwise unchanged (and refused by its type)."""
     if isinstance(value, str):
         try:
             value = float(value)

@@ -722,7 +722,7 @@ class MancalaSearchAgent(Agent):
         Kalaha game going for minutes after Ctrl-C)."""
         args = (
             self.kind, board, player, actions, depth, self.extend, self.param, self.zobrist, tt,
-            counters, self.leaf_net,
+            counters, self.leaf_net, False,  # (exact_all, given: compile() needs every type)
         )  # fmt: skip
         timed = self.time_limit is not None and self.time_limit >= INTERRUPTIBLE_SECONDS
         if depth < INTERRUPTIBLE_DEPTH and not timed:
@@ -731,6 +731,8 @@ class MancalaSearchAgent(Agent):
         def stop() -> None:
             counters[1] = -1  # no nodes left: the search returns within a node
 
+        # compiled (or loaded) here, where Ctrl-C stops it; in the worker it could not be
+        _root_values.compile(tuple(numba.typeof(a) for a in args))
         return call_interruptibly(lambda: _root_values(*args), stop)
 
     def _deepen(

@@ -46,7 +46,8 @@ def call_interruptibly(call: Callable[[], T], stop: Callable[[], None]) -> T:
     thread while this one waits: a kernel called directly holds the calling thread until it
     returns, so Ctrl-C did nothing during a long search. On Ctrl-C, ``stop()`` tells the kernel
     to return early (e.g. sets its node budget to nothing), and once it has, KeyboardInterrupt
-    is raised; what the kernel raises is raised here."""
+    is raised; what the kernel raises is raised here. Compile the kernel before (a compile in
+    the worker could not be interrupted)."""
     box: list = []
     done = threading.Event()
 
@@ -61,15 +62,12 @@ def call_interruptibly(call: Callable[[], T], stop: Callable[[], None]) -> T:
     worker = threading.Thread(target=work, name="kernel", daemon=True)
     try:
         worker.start()
-    except BaseException:  # Ctrl-C in ``start``: whether it runs is unknown; if it does, stop
-        stop()
-        raise
-    try:
         while not done.wait(0.5):
             pass
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C (or anything else): stop the kernel, and see it stopped
         stop()
-        wait_for(done)
+        if worker.ident is not None:  # (it started; a Ctrl-C inside start() may precede that)
+            wait_for(done)
         raise
     if isinstance(box[0], BaseException):
         raise box[0]

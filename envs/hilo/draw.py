@@ -19,6 +19,7 @@ from spieltisch.envs.hilo.cards import (
     Face,
 )
 from spieltisch.envs.hilo.engine import SCORE_CATEGORIES, HiLoState
+from spieltisch.envs.hilo.notation import voided_cards
 
 CARD_W, CARD_H, GAP = 64, 90, 6
 BLOCK_W = R.COLUMNS * (CARD_W + GAP) - GAP
@@ -182,11 +183,7 @@ def draw_state(state: HiLoState, viewer: int | str | None, names: list[str]) -> 
             label += "  <- to move"
         d.write(draw, (bx, by), label, 14)
         ids, up = state.layout(seat), state.face_up(seat)
-        voided = np.zeros(R.SLOTS, dtype=bool)
-        if terminal:
-            kinds = game.deck.cards[ids, 0].reshape(2, R.COLUMNS)
-            wiz = (kinds == WIZARD).any(axis=0)
-            voided = np.concatenate([wiz & (kinds[0] != WIZARD), wiz & (kinds[1] != WIZARD)])
+        voided = voided_cards(state, seat) if terminal else np.zeros(R.SLOTS, dtype=bool)
         for i in range(R.SLOTS):
             row, col = divmod(i, R.COLUMNS)
             cx = bx + col * (CARD_W + GAP)

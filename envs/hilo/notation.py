@@ -250,7 +250,9 @@ _KIND_LABELS = (
 )
 
 
-def _voided(state: HiLoState, seat: int) -> np.ndarray:
+def voided_cards(state: HiLoState, seat: int) -> np.ndarray:
+    """Which of ``seat``'s 12 slots a wizard voids (:func:`~.rules.voided_slots`, the scoring's
+    rule), for the text board and the image."""
     out = np.zeros(R.SLOTS, dtype=np.bool_)
     R.voided_slots(np.ascontiguousarray(state.layout(seat)), state.game.deck.cards, out)
     return out
@@ -293,7 +295,7 @@ def render_text(state: HiLoState, viewer: int | str | None = None) -> str:
     scores = state.score_breakdown() if terminal else None
     for seat in range(n):
         ids, up = state.layout(seat), state.face_up(seat)
-        voided = _voided(state, seat) if terminal else np.zeros(R.SLOTS, dtype=bool)
+        voided = voided_cards(state, seat) if terminal else np.zeros(R.SLOTS, dtype=bool)
         mark = " <- to move" if not terminal and seat == state.current_player else ""
         head = f"seat {seat}{mark}"
         if scores is not None:

@@ -141,7 +141,8 @@ def _make_agent(spec: str, game: str, seed: int, options: dict, settings: Server
         return make_agent(spec, game, seed, options, checkpoint_root=settings.checkpoint_root)
     except (ValueError, TypeError, OSError) as err:
         message = str(err)
-        if not message.startswith((spec, spec.partition(":")[0] + ":")):  # (named it twice)
+        named = repr(spec) in message or message.startswith((spec, spec.partition(":")[0] + ":"))
+        if not named:  # (an agent's own errors name it: it was named twice)
             message = f"agent {spec!r}: {message}"
         raise RequestError(message) from None
 
