@@ -35,7 +35,11 @@ _Loader.add_implicit_resolver(
 
 def load_yaml(text: str) -> Any:
     """``yaml.safe_load(text)``, with ``1e-3`` and ``1e6`` read as numbers (:class:`_Loader`)."""
-    return yaml.load(text, Loader=_Loader)
+    loader = _Loader(text)  # (a SafeLoader: what yaml.safe_load does, with this one's floats)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def parse_key_value(item: str, what: str) -> tuple[str, Any]:
