@@ -532,6 +532,7 @@ def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
         except (TypeError, ValueError, RecursionError) as err:
             raise ConfigError(f"{source}: key {key!r} cannot be recorded as JSON: {err}") from None
     obj = cls(**data)
+    _check_game_options(obj, source)  # (first: some checks of the ranges build the game)
     _check_ranges(obj, source)
     return obj
 
@@ -801,7 +802,6 @@ def _check_alphazero_search_size(cfg: AlphaZeroConfig, source: str) -> None:
             )
     if cfg.game == "backgammon":
         return  # (its own chance search: train/alphazero_backgammon.py)
-    _check_game_options(cfg, source)  # (before a game of them is built to size the trees)
     rows = 1 if perfect_information(cfg.game) else cfg.determinizations
     evaluated = max(("eval_games", "final_eval_games"), key=lambda k: getattr(cfg, k))
     searches = [("eval_simulations", "evaluation", evaluated)]  # (simulations, what, games)
@@ -1039,9 +1039,7 @@ def build_config(
     if "run_dir" not in data:  # runs/<game>_<algorithm> (a Hus config ran in runs/kalaha_ppo)
         game = data.get("game", cls.game)
         data["run_dir"] = f"runs/{game}_{algorithm}" if isinstance(game, str) else cls.run_dir
-    cfg = _coerce(cls, data, source)
-    _check_game_options(cfg, source)
-    return cfg
+    return _coerce(cls, data, source)
 
 
 def _check_game_options(cfg: RunConfig, source: str) -> None:

@@ -124,8 +124,7 @@ class KalahaGame:
             )
         if "\n" in text.strip():
             board, player, over = parse_diagram(text, self.pits)
-            empty_side = not board[: self.pits].any() or not board[self.pits + 1 : -1].any()
-            if over != empty_side:
+            if over != one_side_empty(board):
                 raise PositionFormatError(
                     "'game over' must be written exactly when one side has no stones left"
                 )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from spieltisch.envs._common.errors import PositionFormatError
 from spieltisch.envs._common.notation import check_stones, is_count
-from spieltisch.envs.kalaha.rules import BOARD_DTYPE
+from spieltisch.envs.kalaha.rules import BOARD_DTYPE, one_side_empty
 
 if TYPE_CHECKING:
     from spieltisch.envs.kalaha.engine import KalahaState
@@ -58,7 +58,7 @@ def parse_position(text: str, pits: int) -> tuple[np.ndarray, int, bool | None]:
     if fields[2] not in ("0", "1"):
         raise PositionFormatError(f"player to move must be 0 or 1, got {fields[2]!r}")
     player = int(fields[2])
-    pits_empty = not board[:pits].any() or not board[pits + 1 : 2 * pits + 1].any()
+    pits_empty = one_side_empty(board)
     if len(fields) == 4 and not pits_empty:
         raise PositionFormatError("'end' marks a finished game, but both sides still have stones")
     if pits_empty and len(fields) == 3:
