@@ -532,7 +532,6 @@ def _coerce(cls: type, data: dict[str, Any], source: str) -> Any:
         except (TypeError, ValueError, RecursionError) as err:
             raise ConfigError(f"{source}: key {key!r} cannot be recorded as JSON: {err}") from None
     obj = cls(**data)
-    _check_game_options(obj, source)  # (first: some checks of the ranges build the game)
     _check_ranges(obj, source)
     return obj
 
@@ -811,7 +810,10 @@ def _check_alphazero_search_size(cfg: AlphaZeroConfig, source: str) -> None:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # not on this system: nothing to compare
         return
-    one = make_games(cfg.game, cfg.game_options, 1)
+    try:
+        one = make_games(cfg.game, cfg.game_options, 1)
+    except (TypeError, ValueError):  # bad options: the game-options check, after the ranges,
+        return  # names them (checking them here as well did that work twice)
     for key, what, games_key in searches:
         sims, games = getattr(cfg, key), getattr(cfg, games_key)
         need = tree_bytes(one, sims, games * rows) if sims else 0
@@ -1039,7 +1041,9 @@ def build_config(
     if "run_dir" not in data:  # runs/<game>_<algorithm> (a Hus config ran in runs/kalaha_ppo)
         game = data.get("game", cls.game)
         data["run_dir"] = f"runs/{game}_{algorithm}" if isinstance(game, str) else cls.run_dir
-    return _coerce(cls, data, source)
+    cfg = _coerce(cls, data, source)
+    _check_game_options(cfg, source)
+    return cfg
 
 
 def _check_game_options(cfg: RunConfig, source: str) -> None:
